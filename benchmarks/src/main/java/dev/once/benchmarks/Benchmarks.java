@@ -1,0 +1,26 @@
+package dev.once.benchmarks;
+
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * Entry point: {@code benchmarks/run <name> [options]}. Every benchmark prints its figure beside a raw baseline
+ * measured in the same run, alternating rounds of each, because a shared 2-core machine is noisy.
+ */
+public final class Benchmarks {
+
+    private Benchmarks() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String name = args.length == 0 ? "claim" : args[0].toLowerCase(Locale.ROOT);
+        String[] rest = args.length == 0 ? args : Arrays.copyOfRange(args, 1, args.length);
+        switch (name) {
+            case "claim" -> ClaimBenchmark.main(rest);
+            default -> {
+                System.err.println("Unknown benchmark '" + name + "'; known: claim");
+                System.exit(2);
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package dev.once.benchmarks;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * A minimal closed-loop throughput harness: N threads run an operation back to back for a fixed time. Candidates and
+ * baselines are measured in alternating rounds and summarised by their median, so drift on a noisy machine hits both.
+ */
+final class Harness {
+
+    /**
+     * One unit of work; {@code thread} and {@code seq} make per-call values (fresh keys) without shared state.
+     * {@code seq} is unique per thread across every measurement of the run.
+     */
+    @FunctionalInterface
+    interface Operation {
+        void run(int thread, long seq) throws Exception;
+    }
+
+    private static final java.util.concurrent.atomic.AtomicLong MEASUREMENTS = new java.util.concurrent.atomic.AtomicLong();
+
+    private Harness() {
+    }
+
+    /** Operations per second of {@code op} on {@code threads} threads over {@code millis}. */
+    static double measure(Operation op, int threads, long millis) throws InterruptedException {
+        AtomicBoolean running = new AtomicBoolean(true);
+        LongAdder done = new LongAdder();
+        CountDownLatch start = new CountDownLatch(1);
+        long firstSeq = MEASUREMENTS.incrementAndGet() << 40;
+        List<Thread> workers = new ArrayList<>();
+        List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int thread = t;
+            Thread worker = new Thread(() -> {
+                try {
+                    start.await();
+                    long seq = firstSeq;
+                    while (running.get()) {
+                        op.run(thread, seq++);
+                        done.increment();
+                    }
+                } catch (Throwable e) {
+                    errors.add(e);
+                }
+            }, "bench-" + t);
+            worker.start();
+            workers.add(worker);
+        }
+        long begin = System.nanoTime();
+        start.countDown();
+        Thread.sleep(millis); // the measurement window itself, not a wait for a condition
+        running.set(false);
+        for (Thread worker : workers) {
+            worker.join();
+        }
+        double seconds = (System.nanoTime() - begin) / 1e9;
+        if (!errors.isEmpty()) {
+            throw new IllegalStateException("benchmark operation failed", errors.get(0));
+        }
+        return done.sum() / seconds;
+    }
+
+    static double median(List<Double> values) {
+        List<Double> sorted = new ArrayList<>(values);
+        sorted.sort(Double::compare);
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    }
+}

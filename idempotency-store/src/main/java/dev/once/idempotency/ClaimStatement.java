@@ -1,0 +1,140 @@
+package dev.once.idempotency;
+
+import dev.once.OnceException;
+import dev.once.idempotency.ClaimResult.Claimed;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * The claim: one {@code INSERT … ON CONFLICT … DO UPDATE … WHERE <reclaimable> RETURNING} statement that either takes
+ * the record or reports what holds it.
+ *
+ * <p>The statement first reads the current record under the statement's snapshot ({@code existing}). Only when there
+ * is none, or it is reclaimable, does it attempt the insert; so a replay, a conflict or an in-progress answer is a
+ * pure indexed read that takes no row lock and writes nothing. The insert's {@code ON CONFLICT} arbitrates every race
+ * on the unique constraint: a concurrent claimant waits for the winner's transaction and then re-checks the
+ * reclaimable condition against the committed row. A claimant that loses such a race sees either no row at all (the
+ * winner committed after this statement's snapshot) or a row its snapshot still thought reclaimable; it then simply
+ * runs the statement again, which, under READ COMMITTED, reads the winner's committed record. That second round trip
+ * happens only under contention for one key.
+ */
+final class ClaimStatement {
+
+    /** Reclaimable: released or past TTL (unless its lease is live); or same request and a lapsed lease / allowed retry. */
+    static final String CLAIM = """
+            WITH req AS (
+                SELECT CAST(? AS text) AS tenant_id, CAST(? AS text) AS user_id, CAST(? AS text) AS route,
+                       CAST(? AS text) AS idempotency_key, CAST(? AS text) AS request_hash,
+                       now() + CAST(? AS bigint) * interval '1 millisecond' AS locked_until,
+                       now() + CAST(? AS bigint) * interval '1 millisecond' AS expires_at,
+                       CAST(? AS boolean) AS retry_failed
+            ), existing AS (
+                SELECT r.id, r.status, r.request_hash, r.fencing_token, r.locked_until, r.expires_at,
+                       r.response_code, r.response_content_type, r.response_headers::text AS response_headers,
+                       r.response_body, r.response_body_omitted, r.task_id, r.outbox_event_id,
+                       (r.status = 'expired'
+                         OR (r.expires_at <= now() AND (r.status <> 'processing' OR r.locked_until <= now()))
+                         OR (r.request_hash = req.request_hash
+                             AND ((r.status = 'processing' AND r.locked_until <= now())
+                               OR (r.status = 'failed' AND req.retry_failed)))) AS reclaimable
+                FROM idempotency_record r
+                JOIN req ON r.tenant_id = req.tenant_id AND r.user_id = req.user_id
+                        AND r.route = req.route AND r.idempotency_key = req.idempotency_key
+            ), claimed AS (
+                INSERT INTO idempotency_record AS r
+                    (tenant_id, user_id, route, idempotency_key, request_hash, status, locked_until, expires_at)
+                SELECT tenant_id, user_id, route, idempotency_key, request_hash, 'processing', locked_until, expires_at
+                FROM req
+                WHERE NOT EXISTS (SELECT 1 FROM existing WHERE NOT existing.reclaimable)
+                ON CONFLICT ON CONSTRAINT idempotency_record_scope_uk DO UPDATE
+                SET request_hash = EXCLUDED.request_hash, status = 'processing', fencing_token = r.fencing_token + 1,
+                    response_code = NULL, response_content_type = NULL, response_headers = NULL,
+                    response_body = NULL, response_body_omitted = false, task_id = NULL, outbox_event_id = NULL,
+                    locked_until = EXCLUDED.locked_until, expires_at = EXCLUDED.expires_at,
+                    claimed_at = now(), updated_at = now()
+                WHERE r.status = 'expired'
+                   OR (r.expires_at <= now() AND (r.status <> 'processing' OR r.locked_until <= now()))
+                   OR (r.request_hash = EXCLUDED.request_hash
+                       AND ((r.status = 'processing' AND r.locked_until <= now())
+                         OR (r.status = 'failed' AND (SELECT retry_failed FROM req))))
+                RETURNING r.id, r.fencing_token, r.locked_until
+            )
+            SELECT true AS claimed, c.id, 'processing' AS status, CAST(NULL AS text) AS request_hash, c.fencing_token,
+                   c.locked_until, CAST(NULL AS integer) AS response_code, CAST(NULL AS text) AS response_content_type,
+                   CAST(NULL AS text) AS response_headers, CAST(NULL AS bytea) AS response_body,
+                   false AS response_body_omitted, CAST(NULL AS text) AS task_id, CAST(NULL AS uuid) AS outbox_event_id,
+                   CASE WHEN e.id IS NULL THEN 'FRESH'
+                        WHEN e.status = 'processing' AND e.expires_at > now() THEN 'LEASE_RECLAIMED'
+                        WHEN e.status = 'failed' AND e.expires_at > now() THEN 'FAILED_RETRY'
+                        ELSE 'EXPIRED_REUSED' END AS kind,
+                   false AS reclaimable, now() AS db_now
+            FROM claimed c LEFT JOIN existing e ON true
+            UNION ALL
+            SELECT false, e.id, e.status, e.request_hash, e.fencing_token, e.locked_until, e.response_code,
+                   e.response_content_type, e.response_headers, e.response_body, e.response_body_omitted, e.task_id,
+                   e.outbox_event_id, NULL, e.reclaimable, now()
+            FROM existing e
+            WHERE NOT EXISTS (SELECT 1 FROM claimed)
+            """;
+
+    /** Each extra attempt follows a lost race that the previous attempt's outcome proves was decided. */
+    private static final int MAX_ATTEMPTS = 8;
+
+    private final JdbcTemplate jdbc;
+
+    ClaimStatement(JdbcTemplate jdbc) {
+        this.jdbc = jdbc;
+    }
+
+    ClaimResult claim(IdempotencyScope scope, String requestHash, ClaimPolicy policy) {
+        if (requestHash == null || requestHash.isEmpty()) {
+            throw new IllegalArgumentException("requestHash is required; compute it with RequestFingerprint");
+        }
+        for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+            ClaimResult result = jdbc.query(CLAIM, ps -> {
+                ps.setString(1, scope.tenantId());
+                ps.setString(2, scope.userId());
+                ps.setString(3, scope.route().value());
+                ps.setString(4, scope.key().value());
+                ps.setString(5, requestHash);
+                ps.setLong(6, policy.lease().toMillis());
+                ps.setLong(7, policy.ttl().toMillis());
+                ps.setBoolean(8, policy.retryFailed());
+            }, rs -> rs.next() ? outcome(scope, requestHash, rs) : null);
+            if (result != null) {
+                return result;
+            }
+        }
+        throw new OnceException("Claim of " + scope + " did not settle after " + MAX_ATTEMPTS
+                + " attempts; is the transaction isolation READ COMMITTED?");
+    }
+
+    /** The outcome of one row, or {@code null} when this attempt lost a race and must be repeated. */
+    private static ClaimResult outcome(IdempotencyScope scope, String requestHash, ResultSet rs) throws SQLException {
+        if (rs.getBoolean("claimed")) {
+            ClaimToken token = new ClaimToken(scope, rs.getLong("id"), rs.getLong("fencing_token"));
+            return new Claimed(token, Claimed.Kind.valueOf(rs.getString("kind")));
+        }
+        if (rs.getBoolean("reclaimable")) {
+            return null;
+        }
+        String storedHash = rs.getString("request_hash");
+        if (!storedHash.equals(requestHash)) {
+            return new ClaimResult.Conflict(storedHash);
+        }
+        return switch (IdempotencyStatus.fromDb(rs.getString("status"))) {
+            case SUCCEEDED -> new ClaimResult.Replay(RecordColumns.response(rs), rs.getString("task_id"),
+                    RecordColumns.uuid(rs, "outbox_event_id"));
+            case FAILED -> new ClaimResult.Failed(RecordColumns.response(rs));
+            case PROCESSING -> {
+                Instant lockedUntil = RecordColumns.instant(rs, "locked_until");
+                Duration retryAfter = Duration.between(RecordColumns.instant(rs, "db_now"), lockedUntil);
+                yield new ClaimResult.InProgress(lockedUntil, retryAfter.isNegative() ? Duration.ZERO : retryAfter);
+            }
+            case EXPIRED -> null; // always reclaimable; reached only if the row changed under us
+        };
+    }
+}

@@ -1,0 +1,101 @@
+package dev.once.idempotency;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.function.LongConsumer;
+import javax.sql.DataSource;
+
+/**
+ * The PostgreSQL-backed idempotency store: atomic claims, the {@code processing → succeeded | failed | expired} state
+ * machine with leases and a TTL, replay, and the operator operations (diagnose, expire, purge, find stuck).
+ *
+ * <h2>Transactions</h2>
+ * {@link #claim} and the transitions join the caller's Spring-managed transaction (JPA or JDBC) when one is active,
+ * and run as their own single-statement transaction otherwise. So {@code bindOutboxEvent} commits or rolls back with
+ * the outbox row written in the same transaction. The sweeps ({@link #expire}, {@link #purge}) always run their own
+ * short transactions and refuse to run inside one. READ COMMITTED (PostgreSQL's default) is assumed.
+ *
+ * <h2>Several instances</h2>
+ * Every decision is made by PostgreSQL, against a unique constraint and the database clock ({@code now()}), never by
+ * in-memory state or an application clock: any number of instances may share one database.
+ *
+ * <p>Implementations are thread-safe.
+ */
+public interface IdempotencyStore {
+
+    /** A store over {@code dataSource}, whose schema {@link OnceMigrations#migrate} has created. */
+    static IdempotencyStore create(DataSource dataSource) {
+        return create(dataSource, IdempotencyStoreOptions.ofDefaults());
+    }
+
+    static IdempotencyStore create(DataSource dataSource, IdempotencyStoreOptions options) {
+        return new JdbcIdempotencyStore(dataSource, options);
+    }
+
+    /**
+     * Claims {@code scope} for a request with fingerprint {@code requestHash}, atomically, in one SQL statement:
+     * insert-first on the scope's unique constraint, never check-then-insert. A record is reclaimable when it is past
+     * its TTL (or released), when it is processing under a lapsed lease <em>with the same request hash</em>, or when
+     * it failed and {@code policy} allows retrying failures with the same request hash.
+     * A replay is a pure read: no write, no row lock.
+     */
+    ClaimResult claim(IdempotencyScope scope, String requestHash, ClaimPolicy policy);
+
+    /** Stores the response and moves the claimed record to {@code succeeded}; joins the current transaction. */
+    TransitionResult markSucceeded(ClaimToken token, StoredResponse response);
+
+    /**
+     * Like {@link #markSucceeded}, and binds the task and outbox event ids in the same statement
+     * ({@code null} leaves a binding unchanged).
+     */
+    TransitionResult markSucceeded(ClaimToken token, StoredResponse response, String taskId, UUID outboxEventId);
+
+    /** Stores the error response and moves the claimed record to {@code failed}; joins the current transaction. */
+    TransitionResult markFailed(ClaimToken token, StoredResponse response);
+
+    /** Binds the id of a submitted task to the claimed record; joins the current transaction. */
+    TransitionResult bindTask(ClaimToken token, String taskId);
+
+    /** Binds the id of an outbox event to the claimed record; joins the transaction that writes the outbox row. */
+    TransitionResult bindOutboxEvent(ClaimToken token, UUID eventId);
+
+    /**
+     * Gives the claim up without storing a result (for example after a transient 429/503): the record becomes
+     * {@code expired} at once and the key may be claimed again by any request.
+     */
+    TransitionResult release(ClaimToken token);
+
+    /** What the store knows about {@code scope}; {@code requestHash} may be {@code null} to skip the conflict check. */
+    Diagnosis diagnose(IdempotencyScope scope, String requestHash);
+
+    /** How many records are past their TTL and not yet marked {@code expired}. Changes nothing. */
+    long countExpirable();
+
+    /**
+     * Marks records past {@code expires_at} as {@code expired} and clears {@code locked_until}, in batches of
+     * {@code batchSize}, one short transaction each; never touches a record whose lease is live.
+     */
+    default SweepResult expire(int batchSize) {
+        return expire(batchSize, rows -> { });
+    }
+
+    /** As {@link #expire(int)}, calling {@code progress} with the running total after every batch. */
+    SweepResult expire(int batchSize, LongConsumer progress);
+
+    /** Deletes {@code expired} records whose {@code expires_at} is older than {@code olderThan}, in batches. */
+    default SweepResult purge(Duration olderThan, int batchSize) {
+        return purge(olderThan, batchSize, rows -> { });
+    }
+
+    /** As {@link #purge(Duration, int)}, calling {@code progress} with the running total after every batch. */
+    SweepResult purge(Duration olderThan, int batchSize, LongConsumer progress);
+
+    /** Processing records whose lease lapsed or that were claimed longer ago than {@code olderThan}, oldest first. */
+    default List<StuckRecord> findStuck(Duration olderThan) {
+        return findStuck(olderThan, null, 1_000);
+    }
+
+    /** As {@link #findStuck(Duration)}, for one tenant ({@code null} for all) and at most {@code limit} records. */
+    List<StuckRecord> findStuck(Duration olderThan, String tenantId, int limit);
+}

@@ -1,0 +1,29 @@
+package dev.once.idempotency;
+
+/**
+ * Store-wide options: the response size limit and what happens above it. Immutable; build with {@link #custom()}
+ * or take {@link #ofDefaults()}.
+ */
+public record IdempotencyStoreOptions(int maxResponseBodyBytes, OversizedResponse oversizedResponse) {
+
+    public IdempotencyStoreOptions {
+        if (maxResponseBodyBytes < 0) {
+            throw new IllegalArgumentException("maxResponseBodyBytes must not be negative, was " + maxResponseBodyBytes);
+        }
+        if (oversizedResponse == null) {
+            throw new IllegalArgumentException("oversizedResponse is required");
+        }
+    }
+
+    public static IdempotencyStoreOptions ofDefaults() {
+        return new IdempotencyStoreOptions(IdempotencyDefaults.MAX_RESPONSE_BODY_BYTES, IdempotencyDefaults.OVERSIZED_RESPONSE);
+    }
+
+    public IdempotencyStoreOptions withMaxResponseBodyBytes(int bytes) {
+        return new IdempotencyStoreOptions(bytes, oversizedResponse);
+    }
+
+    public IdempotencyStoreOptions withOversizedResponse(OversizedResponse behaviour) {
+        return new IdempotencyStoreOptions(maxResponseBodyBytes, behaviour);
+    }
+}

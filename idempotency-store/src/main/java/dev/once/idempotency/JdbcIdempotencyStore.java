@@ -1,0 +1,147 @@
+package dev.once.idempotency;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.function.LongConsumer;
+import javax.sql.DataSource;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * {@link IdempotencyStore} over JDBC. Statements go through Spring's {@link JdbcTemplate}, which takes the connection
+ * of the current Spring-managed transaction (JPA or JDBC) when there is one; that is how transitions join it.
+ */
+final class JdbcIdempotencyStore implements IdempotencyStore {
+
+    /** Every transition is applied only to the claim that owns the record: same row, same fence, still processing. */
+    static final String COMPLETE = """
+            UPDATE idempotency_record
+            SET status = ?, response_code = ?, response_content_type = ?, response_headers = CAST(? AS jsonb),
+                response_body = ?, response_body_omitted = ?,
+                task_id = COALESCE(?, task_id), outbox_event_id = COALESCE(?, outbox_event_id),
+                locked_until = NULL, updated_at = now()
+            WHERE id = ? AND fencing_token = ? AND status = 'processing'
+            """;
+
+    static final String BIND_TASK = """
+            UPDATE idempotency_record SET task_id = ?, updated_at = now()
+            WHERE id = ? AND fencing_token = ? AND status = 'processing'
+            """;
+
+    static final String BIND_OUTBOX_EVENT = """
+            UPDATE idempotency_record SET outbox_event_id = ?, updated_at = now()
+            WHERE id = ? AND fencing_token = ? AND status = 'processing'
+            """;
+
+    /** Released records expire at once, so that any request, whatever its body, may claim the key next. */
+    static final String RELEASE = """
+            UPDATE idempotency_record SET status = 'expired', locked_until = NULL, expires_at = now(), updated_at = now()
+            WHERE id = ? AND fencing_token = ? AND status = 'processing'
+            """;
+
+    private final JdbcTemplate jdbc;
+    private final IdempotencyStoreOptions options;
+    private final ClaimStatement claims;
+    private final DiagnoseQuery diagnoses;
+    private final Sweeps sweeps;
+
+    JdbcIdempotencyStore(DataSource dataSource, IdempotencyStoreOptions options) {
+        this.jdbc = new JdbcTemplate(dataSource);
+        this.options = options;
+        this.claims = new ClaimStatement(jdbc);
+        this.diagnoses = new DiagnoseQuery(jdbc);
+        this.sweeps = new Sweeps(jdbc);
+    }
+
+    @Override
+    public ClaimResult claim(IdempotencyScope scope, String requestHash, ClaimPolicy policy) {
+        return claims.claim(scope, requestHash, policy);
+    }
+
+    @Override
+    public TransitionResult markSucceeded(ClaimToken token, StoredResponse response) {
+        return complete(token, IdempotencyStatus.SUCCEEDED, response, null, null);
+    }
+
+    @Override
+    public TransitionResult markSucceeded(ClaimToken token, StoredResponse response, String taskId, UUID outboxEventId) {
+        return complete(token, IdempotencyStatus.SUCCEEDED, response, taskId, outboxEventId);
+    }
+
+    @Override
+    public TransitionResult markFailed(ClaimToken token, StoredResponse response) {
+        return complete(token, IdempotencyStatus.FAILED, response, null, null);
+    }
+
+    private TransitionResult complete(ClaimToken token, IdempotencyStatus status, StoredResponse response,
+                                      String taskId, UUID outboxEventId) {
+        StoredResponse stored = withinLimit(response);
+        int rows = jdbc.update(COMPLETE, ps -> {
+            ps.setString(1, status.dbValue());
+            ps.setInt(2, stored.statusCode());
+            ps.setString(3, stored.contentType());
+            ps.setString(4, RecordColumns.headersJson(stored.headers()));
+            ps.setBytes(5, stored.bodyOmitted() ? null : stored.bodyUnsafe());
+            ps.setBoolean(6, stored.bodyOmitted());
+            ps.setString(7, taskId);
+            ps.setObject(8, outboxEventId);
+            ps.setLong(9, token.recordId());
+            ps.setLong(10, token.fencingToken());
+        });
+        return result(rows);
+    }
+
+    private StoredResponse withinLimit(StoredResponse response) {
+        if (response.bodyLength() <= options.maxResponseBodyBytes()) {
+            return response;
+        }
+        if (options.oversizedResponse() == OversizedResponse.REJECT) {
+            throw new ResponseTooLargeException(response.bodyLength(), options.maxResponseBodyBytes());
+        }
+        return new StoredResponse(response.statusCode(), response.contentType(), response.headers(), null, true);
+    }
+
+    @Override
+    public TransitionResult bindTask(ClaimToken token, String taskId) {
+        return result(jdbc.update(BIND_TASK, taskId, token.recordId(), token.fencingToken()));
+    }
+
+    @Override
+    public TransitionResult bindOutboxEvent(ClaimToken token, UUID eventId) {
+        return result(jdbc.update(BIND_OUTBOX_EVENT, eventId, token.recordId(), token.fencingToken()));
+    }
+
+    @Override
+    public TransitionResult release(ClaimToken token) {
+        return result(jdbc.update(RELEASE, token.recordId(), token.fencingToken()));
+    }
+
+    private static TransitionResult result(int rows) {
+        return rows == 1 ? TransitionResult.APPLIED : TransitionResult.STALE;
+    }
+
+    @Override
+    public Diagnosis diagnose(IdempotencyScope scope, String requestHash) {
+        return diagnoses.diagnose(scope, requestHash);
+    }
+
+    @Override
+    public long countExpirable() {
+        return sweeps.countExpirable();
+    }
+
+    @Override
+    public SweepResult expire(int batchSize, LongConsumer progress) {
+        return sweeps.expire(batchSize, progress);
+    }
+
+    @Override
+    public SweepResult purge(Duration olderThan, int batchSize, LongConsumer progress) {
+        return sweeps.purge(olderThan, batchSize, progress);
+    }
+
+    @Override
+    public List<StuckRecord> findStuck(Duration olderThan, String tenantId, int limit) {
+        return sweeps.findStuck(olderThan, tenantId, limit);
+    }
+}

@@ -1,0 +1,86 @@
+package dev.once.idempotency;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Locale;
+import tools.jackson.core.JacksonException;
+
+/**
+ * The request hash stored with a claim: SHA-256 over a canonical form of method, route and body, prefixed with its
+ * algorithm version ({@code v1:}), so the algorithm can change later without breaking stored keys.
+ *
+ * <p>A JSON body (a media type of {@code application/json} or {@code *+json}) is hashed in its canonical form (see
+ * {@link JsonCanonicalizer}): member order, insignificant whitespace and number spelling do not change the hash,
+ * while any change of value does. A body that is not JSON, or claims to be but does not parse, is hashed byte for byte.
+ * Thread-safe and free of I/O.
+ */
+public final class RequestFingerprint {
+
+    /** The prefix of every hash this version computes. */
+    public static final String VERSION_PREFIX = "v1:";
+
+    private static final byte[] EMPTY = new byte[0];
+
+    private RequestFingerprint() {
+    }
+
+    /**
+     * The fingerprint of an HTTP request.
+     *
+     * @param contentType the request's Content-Type, or {@code null}
+     * @param body the request body, or {@code null} for none
+     */
+    public static String of(String method, Route route, String contentType, byte[] body) {
+        String head = "method=" + (method == null ? "" : method.toUpperCase(Locale.ROOT)) + "\nroute=" + route.value();
+        return hash(head, isJson(contentType), body == null ? EMPTY : body);
+    }
+
+    /** The fingerprint of a JSON document under {@code route}, e.g. an event payload under its handler route. */
+    public static String ofJson(Route route, byte[] json) {
+        return hash("route=" + route.value(), true, json == null ? EMPTY : json);
+    }
+
+    private static String hash(String head, boolean json, byte[] body) {
+        MessageDigest sha256 = sha256();
+        sha256.update(head.getBytes(StandardCharsets.UTF_8));
+        String canonical = json ? canonicalOrNull(body) : null;
+        if (canonical != null) {
+            sha256.update("\njson=".getBytes(StandardCharsets.UTF_8));
+            sha256.update(canonical.getBytes(StandardCharsets.UTF_8));
+        } else {
+            sha256.update("\nbytes=".getBytes(StandardCharsets.UTF_8));
+            sha256.update(body);
+        }
+        return VERSION_PREFIX + HexFormat.of().formatHex(sha256.digest());
+    }
+
+    private static String canonicalOrNull(byte[] body) {
+        if (body.length == 0) {
+            return null;
+        }
+        try {
+            return JsonCanonicalizer.canonicalize(body);
+        } catch (JacksonException e) {
+            return null; // not JSON after all: hash the bytes, so the same bytes still match
+        }
+    }
+
+    static boolean isJson(String contentType) {
+        if (contentType == null) {
+            return false;
+        }
+        int semicolon = contentType.indexOf(';');
+        String mediaType = (semicolon < 0 ? contentType : contentType.substring(0, semicolon)).trim().toLowerCase(Locale.ROOT);
+        return mediaType.equals("application/json") || (mediaType.startsWith("application/") && mediaType.endsWith("+json"));
+    }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("Every Java platform provides SHA-256", e);
+        }
+    }
+}

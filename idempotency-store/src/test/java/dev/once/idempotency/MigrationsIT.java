@@ -1,0 +1,52 @@
+package dev.once.idempotency;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.once.test.TestDatabase;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.dao.DataIntegrityViolationException;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/** The schema ships in the jar and lives beside an application's own tables and Flyway history. */
+class MigrationsIT {
+
+    @RegisterExtension
+    static final TestDatabase db = TestDatabase.create();
+
+    @Test
+    void migrates_a_schema_that_already_holds_application_tables_and_is_idempotent() {
+        String app = db.schema() + "_app";
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.execute("CREATE SCHEMA " + app);
+        jdbc.execute("CREATE TABLE " + app + ".flyway_schema_history (installed_rank int)"); // the application's own
+        jdbc.execute("CREATE TABLE " + app + ".accounts (id bigint)");
+
+        assertThat(OnceMigrations.migrate(db.dataSource(), app).migrationsExecuted).isEqualTo(1);
+        assertThat(OnceMigrations.migrate(db.dataSource(), app).migrationsExecuted).isZero();
+
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM " + app + "." + OnceMigrations.HISTORY_TABLE
+                + " WHERE success", Long.class)).isEqualTo(2); // the baseline marker and V1
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM " + app + ".idempotency_record", Long.class)).isZero();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM " + app + ".flyway_schema_history", Long.class)).isZero();
+        jdbc.execute("DROP SCHEMA " + app + " CASCADE");
+    }
+
+    @Test
+    void the_table_enforces_its_invariants() {
+        OnceMigrations.migrate(db.dataSource());
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        String insert = "INSERT INTO idempotency_record (tenant_id, user_id, route, idempotency_key, request_hash, status,"
+                + " locked_until, expires_at) VALUES ('t', 'u', 'r', ?, 'h', ?, now(), now() + interval '1 day')";
+
+        jdbc.update(insert, "k", "processing");
+
+        assertThatThrownBy(() -> jdbc.update(insert, "k", "processing")).isInstanceOf(DataIntegrityViolationException.class)
+                .hasMessageContaining("idempotency_record_scope_uk");
+        assertThatThrownBy(() -> jdbc.update(insert, "k2", "done")).isInstanceOf(DataIntegrityViolationException.class)
+                .hasMessageContaining("idempotency_record_status_ck");
+        assertThatThrownBy(() -> jdbc.update(insert, "k".repeat(256), "processing"))
+                .isInstanceOf(DataIntegrityViolationException.class).hasMessageContaining("idempotency_record_key_ck");
+    }
+}

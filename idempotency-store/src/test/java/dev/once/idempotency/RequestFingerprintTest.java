@@ -1,0 +1,159 @@
+package dev.once.idempotency;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.Example;
+import net.jqwik.api.constraints.IntRange;
+
+class RequestFingerprintTest {
+
+    private static final Route ROUTE = Route.http("POST", "/accounts");
+    private static final String JSON = "application/json";
+
+    @Example
+    void the_hash_carries_its_version_prefix() {
+        assertThat(hash("{}")).startsWith("v1:").hasSize(3 + 64);
+    }
+
+    @Example
+    void key_order_whitespace_and_number_spelling_do_not_change_the_hash() {
+        String reference = hash("{\"name\":\"Ada\",\"limits\":{\"daily\":100,\"ratio\":0.5},\"tags\":[1,2]}");
+        assertThat(hash("{ \"limits\" : { \"ratio\" : 5e-1, \"daily\" : 1.00E2 },\n\t\"tags\":[1.0, 2], \"name\":\"Ada\" }"))
+                .isEqualTo(reference);
+    }
+
+    @Example
+    void large_integers_keep_their_precision() {
+        assertThat(hash("{\"id\":9007199254740993}")).isNotEqualTo(hash("{\"id\":9007199254740992}"));
+    }
+
+    @Example
+    void method_route_and_media_type_family_are_part_of_the_fingerprint() {
+        byte[] body = "{\"a\":1}".getBytes(UTF_8);
+        String post = RequestFingerprint.of("POST", ROUTE, JSON, body);
+        assertThat(RequestFingerprint.of("PUT", ROUTE, JSON, body)).isNotEqualTo(post);
+        assertThat(RequestFingerprint.of("POST", Route.http("POST", "/files"), JSON, body)).isNotEqualTo(post);
+        assertThat(RequestFingerprint.of("post", ROUTE, "application/json; charset=utf-8", body)).isEqualTo(post);
+        assertThat(RequestFingerprint.of("POST", ROUTE, "application/problem+json", body)).isEqualTo(post);
+    }
+
+    @Example
+    void a_body_that_is_not_json_is_hashed_byte_for_byte() {
+        byte[] csv = "a,b\n1,2".getBytes(UTF_8);
+        assertThat(RequestFingerprint.of("POST", ROUTE, "text/csv", csv))
+                .isEqualTo(RequestFingerprint.of("POST", ROUTE, "text/csv", csv.clone()))
+                .isNotEqualTo(RequestFingerprint.of("POST", ROUTE, "text/csv", "a,b\n1,3".getBytes(UTF_8)));
+        assertThat(hash("{not json")).isEqualTo(hash("{not json")).isNotEqualTo(hash("{not json "));
+    }
+
+    @Example
+    void duplicate_members_are_not_canonicalised_away() {
+        assertThat(hash("{\"a\":1,\"a\":2}")).isNotEqualTo(hash("{\"a\":2}"));
+    }
+
+    @Property(tries = 200)
+    void reordering_members_and_adding_whitespace_never_changes_the_hash(@ForAll("objects") Map<String, Object> object,
+                                                                        @ForAll long seed) {
+        assertThat(hash(render(object, new java.util.Random(seed)))).isEqualTo(hash(render(object, null)));
+    }
+
+    @Property(tries = 200)
+    void every_spelling_of_a_number_hashes_alike(@ForAll @IntRange(min = -100000, max = 100000) int unscaled,
+                                                 @ForAll @IntRange(min = 0, max = 6) int scale,
+                                                 @ForAll @IntRange(min = 0, max = 4) int extraZeros) {
+        BigDecimal value = BigDecimal.valueOf(unscaled, scale);
+        String plain = value.toPlainString();
+        String padded = value.setScale(scale + extraZeros).toPlainString();
+        String scientific = value.unscaledValue() + "E-" + value.scale();
+        assertThat(hash("{\"n\":" + padded + "}")).isEqualTo(hash("{\"n\":" + plain + "}"))
+                .isEqualTo(hash("{\"n\":" + scientific + "}"));
+    }
+
+    @Property(tries = 200)
+    void different_values_give_different_hashes(@ForAll("objects") Map<String, Object> object, @ForAll("scalars") Object other) {
+        String key = object.keySet().iterator().next();
+        if (canonicalScalar(object.get(key)).equals(canonicalScalar(other))) {
+            return; // the same value after all: nothing to distinguish
+        }
+        Map<String, Object> changed = new java.util.LinkedHashMap<>(object);
+        changed.put(key, other);
+        assertThat(hash(render(changed, null))).isNotEqualTo(hash(render(object, null)));
+    }
+
+    @Provide
+    Arbitrary<Map<String, Object>> objects() {
+        return Arbitraries.maps(Arbitraries.strings().withCharRange('a', 'z').ofMinLength(1).ofMaxLength(6), scalars())
+                .ofMinSize(1).ofMaxSize(8);
+    }
+
+    @Provide
+    Arbitrary<Object> scalars() {
+        return Arbitraries.oneOf(
+                Arbitraries.strings().ofMaxLength(10).map(s -> (Object) s),
+                Arbitraries.integers().map(i -> (Object) i),
+                Arbitraries.bigDecimals().ofScale(3).between(BigDecimal.valueOf(-1000), BigDecimal.valueOf(1000))
+                        .map(d -> (Object) d),
+                Arbitraries.of(true, false).map(b -> (Object) b),
+                Arbitraries.just(null));
+    }
+
+    private static String canonicalScalar(Object value) {
+        if (value instanceof Number n) {
+            return "n:" + JsonCanonicalizer.number(new BigDecimal(n.toString()));
+        }
+        return String.valueOf(value) + ":" + (value == null ? "null" : value.getClass().getSimpleName());
+    }
+
+    /** Renders {@code object} as JSON; with a random, shuffles members and sprinkles whitespace. */
+    private static String render(Map<String, Object> object, java.util.Random random) {
+        List<String> keys = new ArrayList<>(object.keySet());
+        if (random != null) {
+            Collections.shuffle(keys, random);
+        }
+        String space = random == null ? "" : " \n\t".substring(0, random.nextInt(4));
+        StringBuilder out = new StringBuilder("{").append(space);
+        for (int i = 0; i < keys.size(); i++) {
+            if (i > 0) {
+                out.append(',').append(space);
+            }
+            out.append(quote(keys.get(i))).append(space).append(':').append(space).append(scalar(object.get(keys.get(i))));
+        }
+        return out.append(space).append('}').toString();
+    }
+
+    private static String scalar(Object value) {
+        if (value instanceof String s) {
+            return quote(s);
+        }
+        return String.valueOf(value);
+    }
+
+    private static String quote(String s) {
+        StringBuilder out = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            if (c == '"' || c == '\\') {
+                out.append('\\').append(c);
+            } else if (c < 0x20) {
+                out.append(String.format("\\u%04x", (int) c));
+            } else {
+                out.append(c);
+            }
+        }
+        return out.append('"').toString();
+    }
+
+    private static String hash(String json) {
+        return RequestFingerprint.of("POST", ROUTE, JSON, json.getBytes(UTF_8));
+    }
+}
