@@ -9,19 +9,30 @@ import java.time.Instant;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * The claim: one {@code INSERT … ON CONFLICT … DO UPDATE … WHERE <reclaimable> RETURNING} statement that either takes
- * the record or reports what holds it.
+ * The claim: insert-first on the scope's unique constraint, never check-then-insert.
  *
- * <p>The statement first reads the current record under the statement's snapshot ({@code existing}). Only when there
- * is none, or it is reclaimable, does it attempt the insert; so a replay, a conflict or an in-progress answer is a
- * pure indexed read that takes no row lock and writes nothing. The insert's {@code ON CONFLICT} arbitrates every race
- * on the unique constraint: a concurrent claimant waits for the winner's transaction and then re-checks the
- * reclaimable condition against the committed row. A claimant that loses such a race sees either no row at all (the
- * winner committed after this statement's snapshot) or a row its snapshot still thought reclaimable; it then simply
- * runs the statement again, which, under READ COMMITTED, reads the winner's committed record. That second round trip
- * happens only under contention for one key.
+ * <p><b>Fresh key, the hot path: one round trip.</b> {@link #INSERT_FRESH} is a plain
+ * {@code INSERT … ON CONFLICT DO NOTHING RETURNING}; when it returns a row the caller owns a brand-new record.
+ *
+ * <p><b>Existing key: one more statement.</b> {@link #CLAIM} is a single {@code INSERT … ON CONFLICT … DO UPDATE …
+ * WHERE <reclaimable> RETURNING} that either takes the record over or reports what holds it. It first reads the current
+ * record under the statement's snapshot ({@code existing}); only when there is none or it is reclaimable does it attempt
+ * the insert, so a replay, a conflict or an in-progress answer is a pure indexed read that takes no row lock and writes
+ * nothing. The {@code ON CONFLICT} arbitrates every race on the unique constraint: a concurrent claimant waits for the
+ * winner's transaction and re-checks the reclaimable condition against the committed row. A claimant that loses such a
+ * race sees either no row (the winner committed after this statement's snapshot) or a row its snapshot still thought
+ * reclaimable; it runs the statement again, which under READ COMMITTED reads the winner's committed record.
  */
 final class ClaimStatement {
+
+    static final String INSERT_FRESH = """
+            INSERT INTO idempotency_record
+                (tenant_id, user_id, route, idempotency_key, request_hash, status, locked_until, expires_at)
+            VALUES (?, ?, ?, ?, ?, 'processing',
+                    now() + CAST(? AS bigint) * interval '1 millisecond', now() + CAST(? AS bigint) * interval '1 millisecond')
+            ON CONFLICT ON CONSTRAINT idempotency_record_scope_uk DO NOTHING
+            RETURNING id
+            """;
 
     /** Reclaimable: released or past TTL (unless its lease is live); or same request and a lapsed lease / allowed retry. */
     static final String CLAIM = """
@@ -92,6 +103,18 @@ final class ClaimStatement {
     ClaimResult claim(IdempotencyScope scope, String requestHash, ClaimPolicy policy) {
         if (requestHash == null || requestHash.isEmpty()) {
             throw new IllegalArgumentException("requestHash is required; compute it with RequestFingerprint");
+        }
+        Long freshId = jdbc.query(INSERT_FRESH, ps -> {
+            ps.setString(1, scope.tenantId());
+            ps.setString(2, scope.userId());
+            ps.setString(3, scope.route().value());
+            ps.setString(4, scope.key().value());
+            ps.setString(5, requestHash);
+            ps.setLong(6, policy.lease().toMillis());
+            ps.setLong(7, policy.ttl().toMillis());
+        }, rs -> rs.next() ? rs.getLong(1) : null);
+        if (freshId != null) {
+            return new Claimed(new ClaimToken(scope, freshId, 1), Claimed.Kind.FRESH);
         }
         for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
             ClaimResult result = jdbc.query(CLAIM, ps -> {
