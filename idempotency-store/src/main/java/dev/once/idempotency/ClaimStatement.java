@@ -2,6 +2,7 @@ package dev.once.idempotency;
 
 import dev.once.OnceException;
 import dev.once.idempotency.ClaimResult.Claimed;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -104,27 +105,14 @@ final class ClaimStatement {
         if (requestHash == null || requestHash.isEmpty()) {
             throw new IllegalArgumentException("requestHash is required; compute it with RequestFingerprint");
         }
-        Long freshId = jdbc.query(INSERT_FRESH, ps -> {
-            ps.setString(1, scope.tenantId());
-            ps.setString(2, scope.userId());
-            ps.setString(3, scope.route().value());
-            ps.setString(4, scope.key().value());
-            ps.setString(5, requestHash);
-            ps.setLong(6, policy.lease().toMillis());
-            ps.setLong(7, policy.ttl().toMillis());
-        }, rs -> rs.next() ? rs.getLong(1) : null);
+        Long freshId = jdbc.query(INSERT_FRESH, ps -> bindClaim(ps, scope, requestHash, policy),
+                rs -> rs.next() ? rs.getLong(1) : null);
         if (freshId != null) {
             return new Claimed(new ClaimToken(scope, freshId, 1), Claimed.Kind.FRESH);
         }
         for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
             ClaimResult result = jdbc.query(CLAIM, ps -> {
-                ps.setString(1, scope.tenantId());
-                ps.setString(2, scope.userId());
-                ps.setString(3, scope.route().value());
-                ps.setString(4, scope.key().value());
-                ps.setString(5, requestHash);
-                ps.setLong(6, policy.lease().toMillis());
-                ps.setLong(7, policy.ttl().toMillis());
+                bindClaim(ps, scope, requestHash, policy);
                 ps.setBoolean(8, policy.retryFailed());
             }, rs -> rs.next() ? outcome(scope, requestHash, rs) : null);
             if (result != null) {
@@ -133,6 +121,18 @@ final class ClaimStatement {
         }
         throw new OnceException("Claim of " + scope + " did not settle after " + MAX_ATTEMPTS
                 + " attempts; is the transaction isolation READ COMMITTED?");
+    }
+
+    /** Parameters 1-7, shared by both statements: scope, request hash, lease and TTL. */
+    private static void bindClaim(PreparedStatement ps, IdempotencyScope scope, String requestHash, ClaimPolicy policy)
+            throws SQLException {
+        ps.setString(1, scope.tenantId());
+        ps.setString(2, scope.userId());
+        ps.setString(3, scope.route().value());
+        ps.setString(4, scope.key().value());
+        ps.setString(5, requestHash);
+        ps.setLong(6, policy.lease().toMillis());
+        ps.setLong(7, policy.ttl().toMillis());
     }
 
     /** The outcome of one row, or {@code null} when this attempt lost a race and must be repeated. */
