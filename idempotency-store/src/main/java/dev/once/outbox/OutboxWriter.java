@@ -1,0 +1,23 @@
+package dev.once.outbox;
+
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * Writes outbox rows inside the caller's transaction, so an event exists if and only if the business change that
+ * raised it committed. Thread-safe.
+ */
+public interface OutboxWriter {
+
+    static OutboxWriter create(DataSource dataSource) {
+        return new JdbcOutboxWriter(dataSource);
+    }
+
+    /**
+     * Inserts {@code event} in the current Spring-managed transaction (JPA or JDBC) and returns its id.
+     *
+     * @throws OutboxTransactionException when no transaction is active: an outbox row must never autocommit apart
+     *         from the change it describes
+     */
+    UUID append(OutboxEvent event);
+}
