@@ -11,7 +11,7 @@ import org.springframework.data.repository.Repository;
  * Spring Data reads of idempotency records, for applications and operator views. Read-only: it exposes no save or
  * delete, because every write must go through {@link IdempotencyStore}. Enable it with
  * {@code @EnableJpaRepositories(basePackageClasses = IdempotencyRecordRepository.class)} and
- * {@code @EntityScan(basePackageClasses = IdempotencyRecord.class)} (the Boot autoconfiguration does this for you).
+ * {@code @EntityScan(basePackageClasses = {IdempotencyRecord.class, YourEntity.class})} in your application.
  */
 public interface IdempotencyRecordRepository extends Repository<IdempotencyRecord, Long> {
 

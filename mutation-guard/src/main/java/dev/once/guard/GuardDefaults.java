@@ -1,0 +1,33 @@
+package dev.once.guard;
+
+import java.time.Duration;
+import java.util.Set;
+
+/**
+ * Defaults of the mutation guard, beside the store's own in {@link dev.once.idempotency.IdempotencyDefaults}. The
+ * Spring Boot properties ({@code once.idempotency.*}) reuse these constants.
+ */
+public final class GuardDefaults {
+
+    /** Responses with these statuses are not stored; the claim is released so a retry runs again. */
+    public static final Set<Integer> TRANSIENT_STATUSES = Set.of(429, 503);
+
+    /** What a request finds while the same key is being processed. */
+    public static final InProgressBehaviour IN_PROGRESS = InProgressBehaviour.REJECT;
+
+    /** How long {@link InProgressBehaviour#WAIT} waits for the first request before answering 409. */
+    public static final Duration WAIT_MAX = Duration.ofSeconds(5);
+
+    /** The first and the longest pause between two looks while waiting. */
+    public static final Duration WAIT_POLL_MIN = Duration.ofMillis(20);
+    public static final Duration WAIT_POLL_MAX = Duration.ofMillis(250);
+
+    /** Largest request body the HTTP layer reads to fingerprint a guarded request. */
+    public static final int MAX_REQUEST_BODY_BYTES = 1024 * 1024;
+
+    /** Response headers stored and replayed besides Content-Type. */
+    public static final Set<String> REPLAYED_HEADERS = Set.of("Location");
+
+    private GuardDefaults() {
+    }
+}

@@ -1,0 +1,226 @@
+package dev.once.guard;
+
+import dev.once.idempotency.ClaimResult;
+import dev.once.idempotency.ClaimToken;
+import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.ResponseTooLargeException;
+import dev.once.idempotency.StaleClaimException;
+import dev.once.idempotency.StoredResponse;
+import dev.once.outbox.OutboxWriter;
+import java.time.Duration;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The explicit call pattern for high-risk writes (create an account, confirm an upload, submit a task): a duplicate
+ * request replays the first response and never runs the work again.
+ *
+ * <ol>
+ *   <li><b>Claim</b> the key outside any transaction, in one statement. A duplicate gets the stored response, an
+ *       in-progress answer or a conflict, and the handler is not called.</li>
+ *   <li><b>Work</b> in one new transaction: the handler's writes, its outbox rows and task binding, and
+ *       {@code markSucceeded} with the response. A crash anywhere leaves all of it or none; the record then stays
+ *       {@code processing} until its lease lapses and a retry reclaims it.</li>
+ *   <li><b>Failure:</b> when the handler throws or answers 400 or more, its transaction rolls back and the record is
+ *       marked {@code failed} in a transaction of its own, with the error response, which repeats replay. Transient
+ *       statuses (429, 503 by default) are not stored: the claim is released and a repeat runs again.</li>
+ * </ol>
+ * Any transaction the caller has open is suspended while the guard runs. Thread-safe.
+ */
+public final class IdempotencyMutationGuard {
+
+    private static final Logger log = LoggerFactory.getLogger(IdempotencyMutationGuard.class);
+
+    private final IdempotencyStore store;
+    private final OutboxWriter outbox;
+    private final TransactionTemplate work;
+    private final TransactionTemplate outside;
+    private final FailureMapper failures;
+    private final GuardListener listener;
+
+    public IdempotencyMutationGuard(IdempotencyStore store, OutboxWriter outbox, PlatformTransactionManager transactions,
+                                    FailureMapper failures, GuardListener listener) {
+        this.store = store;
+        this.outbox = outbox;
+        this.work = new TransactionTemplate(transactions);
+        this.work.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+        this.outside = new TransactionTemplate(transactions);
+        this.outside.setPropagationBehavior(TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
+        this.failures = failures;
+        this.listener = listener;
+    }
+
+    /** Runs {@code handler} at most once for {@code request}'s key, as {@code policy} says. */
+    public GuardResult run(MutationRequest request, IdempotencyPolicy policy, MutationHandler handler) {
+        long start = System.nanoTime();
+        GuardResult result = claimAndRun(request, policy, handler);
+        String outcome = outcome(result);
+        listener.onRun(outcome, Duration.ofNanos(System.nanoTime() - start));
+        return result;
+    }
+
+    private GuardResult claimAndRun(MutationRequest request, IdempotencyPolicy policy, MutationHandler handler) {
+        long deadline = System.nanoTime() + policy.waitMax().toNanos();
+        Duration pause = GuardDefaults.WAIT_POLL_MIN;
+        while (true) {
+            ClaimResult claim = outside.execute(s -> store.claim(request.scope(), request.requestHash(), policy.claimPolicy()));
+            if (claim instanceof ClaimResult.Claimed c) {
+                listener.onOutcome("claimed");
+                return execute(c.token(), policy, handler);
+            }
+            if (claim instanceof ClaimResult.Replay r) {
+                listener.onOutcome("replayed");
+                return new GuardResult.Completed(r.response(), r.taskId(), r.outboxEventId(), true);
+            }
+            if (claim instanceof ClaimResult.Failed f) {
+                listener.onOutcome("replayed");
+                return new GuardResult.Completed(f.response(), null, null, true);
+            }
+            if (claim instanceof ClaimResult.Conflict) {
+                listener.onOutcome("conflict");
+                return new GuardResult.Conflict();
+            }
+            ClaimResult.InProgress inProgress = (ClaimResult.InProgress) claim;
+            long left = deadline - System.nanoTime();
+            if (policy.inProgress() != InProgressBehaviour.WAIT || left <= 0) {
+                listener.onOutcome("in_progress");
+                return new GuardResult.InProgress(inProgress.retryAfter());
+            }
+            LockSupport.parkNanos(Math.min(left, pause.toNanos()));
+            pause = min(pause.multipliedBy(2), GuardDefaults.WAIT_POLL_MAX);
+        }
+    }
+
+    private GuardResult execute(ClaimToken token, IdempotencyPolicy policy, MutationHandler handler) {
+        Context context = new Context(token, outbox);
+        Phase2 outcome;
+        try {
+            outcome = work.execute(tx -> {
+                StoredResponse response = invoke(handler, context);
+                if (response.statusCode() >= 400) {
+                    tx.setRollbackOnly();
+                    return new Phase2(response, false);
+                }
+                store.markSucceeded(token, response, context.taskId, context.outboxEventId).orThrow(token);
+                return new Phase2(response, true);
+            });
+        } catch (HandlerFailure e) {
+            StoredResponse response = failures.toResponse(e.getCause());
+            if (response.statusCode() >= 500) {
+                log.warn("Guarded handler for {} failed; recording the failure", token.scope(), e.getCause());
+            } else {
+                log.debug("Guarded handler for {} answered {}", token.scope(), response.statusCode(), e.getCause());
+            }
+            return fail(token, policy, response);
+        } catch (ResponseTooLargeException e) {
+            log.error("Response for {} is too large to store; recording a failure", token.scope(), e);
+            return fail(token, policy, Problems.response(500, "Internal Server Error", e.getMessage(),
+                    "IDEMPOTENCY_RESPONSE_TOO_LARGE"));
+        } catch (StaleClaimException e) {
+            // Our lease lapsed and a retry took the key over; our work rolled back and theirs stands.
+            listener.onOutcome("in_progress");
+            return new GuardResult.InProgress(policy.claimPolicy().lease());
+        } catch (RuntimeException e) {
+            // The commit itself failed (database, connection): nothing took effect, so free the key for a retry.
+            releaseQuietly(token);
+            throw e;
+        }
+        if (!outcome.committed()) {
+            return fail(token, policy, outcome.response());
+        }
+        return new GuardResult.Completed(outcome.response(), context.taskId, context.outboxEventId, false);
+    }
+
+    private GuardResult fail(ClaimToken token, IdempotencyPolicy policy, StoredResponse response) {
+        if (policy.isTransient(response.statusCode())) {
+            outside.executeWithoutResult(s -> store.release(token));
+        } else {
+            listener.onOutcome("failed");
+            outside.executeWithoutResult(s -> store.markFailed(token, response));
+        }
+        return new GuardResult.Completed(response, null, null, false);
+    }
+
+    private void releaseQuietly(ClaimToken token) {
+        try {
+            outside.executeWithoutResult(s -> store.release(token));
+        } catch (RuntimeException e) {
+            log.warn("Could not release {}; it becomes reclaimable when its lease lapses", token, e);
+        }
+    }
+
+    private static StoredResponse invoke(MutationHandler handler, MutationContext context) {
+        try {
+            StoredResponse response = handler.handle(context);
+            if (response == null) {
+                throw new IllegalStateException("A MutationHandler must return a response to store");
+            }
+            return response;
+        } catch (Exception e) {
+            throw new HandlerFailure(e);
+        }
+    }
+
+    private static String outcome(GuardResult result) {
+        if (result instanceof GuardResult.Completed c) {
+            return c.replayed() ? "replayed" : c.response().statusCode() >= 400 ? "failed" : "claimed";
+        }
+        return result instanceof GuardResult.InProgress ? "in_progress" : "conflict";
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+
+    /** What phase 2 produced: a response, and whether it committed. */
+    private record Phase2(StoredResponse response, boolean committed) {
+    }
+
+    /** Carries a handler's exception through the transaction template, which rolls back on it. */
+    private static final class HandlerFailure extends RuntimeException {
+        HandlerFailure(Exception cause) {
+            super(cause);
+        }
+    }
+
+    private static final class Context implements MutationContext {
+
+        private final ClaimToken token;
+        private final OutboxWriter outbox;
+        private String taskId;
+        private java.util.UUID outboxEventId;
+
+        Context(ClaimToken token, OutboxWriter outbox) {
+            this.token = token;
+            this.outbox = outbox;
+        }
+
+        @Override
+        public dev.once.idempotency.IdempotencyScope scope() {
+            return token.scope();
+        }
+
+        @Override
+        public ClaimToken token() {
+            return token;
+        }
+
+        @Override
+        public java.util.UUID append(dev.once.outbox.OutboxEvent event) {
+            java.util.UUID id = outbox.append(event);
+            if (outboxEventId == null) {
+                outboxEventId = id; // the record binds the first event; later ones ride in the same transaction
+            }
+            return id;
+        }
+
+        @Override
+        public void bindTask(String id) {
+            this.taskId = id;
+        }
+    }
+}

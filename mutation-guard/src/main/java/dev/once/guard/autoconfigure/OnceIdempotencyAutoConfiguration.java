@@ -1,0 +1,158 @@
+package dev.once.guard.autoconfigure;
+
+import dev.once.guard.FailureMapper;
+import dev.once.guard.GuardListener;
+import dev.once.guard.IdempotencyMutationGuard;
+import dev.once.guard.web.IdempotencyPrincipalResolver;
+import dev.once.guard.web.IdempotentRoutes;
+import dev.once.guard.web.RequestBodyCapture;
+import dev.once.guard.web.SecurityPrincipalResolver;
+import dev.once.guard.web.ServletPrincipalResolver;
+import dev.once.guard.web.WebFailureMapper;
+import dev.once.idempotency.IdempotencyStore;
+import dev.once.outbox.OutboxWriter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
+import java.util.Set;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Role;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.web.method.support.HandlerMethodArgumentResolver;
+import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
+
+/**
+ * Spring Boot autoconfiguration of Once's idempotency: schema, store, outbox writer and guard, plus the Spring MVC
+ * integration for {@code @Idempotent} routes in a servlet web application. Every bean backs off when the application
+ * defines its own; {@code once.idempotency.enabled=false} turns all of it off.
+ */
+@AutoConfiguration(afterName = {
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+        "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
+        "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration"})
+@ConditionalOnClass(IdempotencyStore.class)
+@ConditionalOnBean(DataSource.class)
+@ConditionalOnProperty(prefix = "once.idempotency", name = "enabled", matchIfMissing = true)
+@EnableConfigurationProperties(OnceIdempotencyProperties.class)
+public class OnceIdempotencyAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    OnceSchema onceSchema(DataSource dataSource, OnceIdempotencyProperties properties) {
+        return new OnceSchema(dataSource, properties.isMigrate());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    IdempotencyStore idempotencyStore(DataSource dataSource, OnceIdempotencyProperties properties, OnceSchema schema) {
+        return IdempotencyStore.create(dataSource, properties.toStoreOptions());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    OutboxWriter outboxWriter(DataSource dataSource, OnceSchema schema) {
+        return OutboxWriter.create(dataSource);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    FailureMapper onceFailureMapper() {
+        return FailureMapper.INTERNAL_ERROR;
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    GuardListener onceGuardListener() {
+        return GuardListener.NONE;
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(PlatformTransactionManager.class)
+    IdempotencyMutationGuard idempotencyMutationGuard(IdempotencyStore store, OutboxWriter outbox,
+                                                      PlatformTransactionManager transactions, FailureMapper failures,
+                                                      GuardListener listener) {
+        return new IdempotencyMutationGuard(store, outbox, transactions, failures, listener);
+    }
+
+    /** Micrometer counters and timers, when Micrometer is on the classpath. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(MeterRegistry.class)
+    static class Metrics {
+
+        @Bean
+        @ConditionalOnMissingBean
+        GuardListener onceGuardListener(ObjectProvider<MeterRegistry> registries) {
+            return new MicrometerGuardListener(registries);
+        }
+    }
+
+    /** {@code @Idempotent} routes in a servlet web application. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+    @ConditionalOnClass(DispatcherServlet.class)
+    static class Web {
+
+        @Bean
+        @ConditionalOnMissingBean
+        FailureMapper onceFailureMapper() {
+            return new WebFailureMapper();
+        }
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        static IdempotentRoutes idempotentRoutes(ObjectProvider<IdempotencyMutationGuard> guard,
+                                                 ObjectProvider<OnceIdempotencyProperties> properties,
+                                                 ObjectProvider<IdempotencyPrincipalResolver> principals,
+                                                 ObjectProvider<RequestMappingHandlerAdapter> mvc) {
+            return new IdempotentRoutes(() -> {
+                OnceIdempotencyProperties p = properties.getObject();
+                return new IdempotentRoutes.Components(guard.getObject(), p.toPolicy(), principals.getObject(),
+                        List.copyOf(mvc.getObject().getMessageConverters()), Set.copyOf(p.getReplayedHeaders()));
+            });
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        RequestBodyCapture onceRequestBodyCapture(OnceIdempotencyProperties properties) {
+            return new RequestBodyCapture(properties.getMaxRequestBodyBytes());
+        }
+
+        @Bean
+        WebMvcConfigurer onceMutationContextArgument(IdempotentRoutes routes) {
+            HandlerMethodArgumentResolver resolver = routes.mutationContextResolver();
+            return new WebMvcConfigurer() {
+                @Override
+                public void addArgumentResolvers(List<HandlerMethodArgumentResolver> resolvers) {
+                    resolvers.add(resolver);
+                }
+            };
+        }
+
+        @Bean
+        @ConditionalOnMissingBean(IdempotencyPrincipalResolver.class)
+        @ConditionalOnClass(name = "org.springframework.security.core.context.SecurityContextHolder")
+        IdempotencyPrincipalResolver onceSecurityPrincipalResolver(OnceIdempotencyProperties properties) {
+            return new SecurityPrincipalResolver(properties.getTenantAuthorityPrefix(), properties.getDefaultTenant());
+        }
+
+        @Bean
+        @ConditionalOnMissingBean(IdempotencyPrincipalResolver.class)
+        IdempotencyPrincipalResolver onceServletPrincipalResolver(OnceIdempotencyProperties properties) {
+            return new ServletPrincipalResolver(properties.getDefaultTenant());
+        }
+    }
+}

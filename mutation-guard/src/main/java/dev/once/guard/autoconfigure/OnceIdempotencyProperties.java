@@ -1,0 +1,162 @@
+package dev.once.guard.autoconfigure;
+
+import dev.once.guard.GuardDefaults;
+import dev.once.guard.IdempotencyPolicy;
+import dev.once.idempotency.IdempotencyDefaults;
+import dev.once.idempotency.IdempotencyStoreOptions;
+import dev.once.idempotency.OversizedResponse;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Set;
+import java.util.TreeSet;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * {@code once.idempotency.*}: defaults for every {@code @Idempotent} route and the store. Each default is the
+ * library's own constant ({@link IdempotencyDefaults}, {@link GuardDefaults}); a route's annotation overrides them.
+ */
+@ConfigurationProperties("once.idempotency")
+public class OnceIdempotencyProperties {
+
+    /** Whether Once's idempotency beans are created at all. */
+    private boolean enabled = true;
+
+    /** Whether Once's Flyway migrations (idempotency_record, outbox_event) run at startup. */
+    private boolean migrate = true;
+
+    /** How long a claim is held before a retry of the same request may reclaim it. */
+    private Duration lease = IdempotencyDefaults.LEASE;
+
+    /** How long a key is remembered and replayed. */
+    private Duration ttl = IdempotencyDefaults.TTL;
+
+    /** For routes that wait on an in-progress key: the longest wait before answering 409. */
+    private Duration waitMax = GuardDefaults.WAIT_MAX;
+
+    /** Response statuses that are not stored; the key is released so a retry runs again. */
+    private Set<Integer> transientStatuses = new TreeSet<>(GuardDefaults.TRANSIENT_STATUSES);
+
+    /** Largest response body stored for replay, in bytes. */
+    private int maxResponseBodyBytes = IdempotencyDefaults.MAX_RESPONSE_BODY_BYTES;
+
+    /** What happens to a response body over the limit: REJECT (roll back, store a 500) or OMIT_BODY. */
+    private OversizedResponse oversizedResponse = IdempotencyDefaults.OVERSIZED_RESPONSE;
+
+    /** Largest request body read to fingerprint a guarded request, in bytes; larger requests get 413. */
+    private int maxRequestBodyBytes = GuardDefaults.MAX_REQUEST_BODY_BYTES;
+
+    /** Response headers stored and replayed besides Content-Type. */
+    private Set<String> replayedHeaders = new LinkedHashSet<>(GuardDefaults.REPLAYED_HEADERS);
+
+    /** With Spring Security: an authority with this prefix names the user's tenant (TENANT_acme is tenant acme). */
+    private String tenantAuthorityPrefix = "TENANT_";
+
+    /** The tenant of users without a tenant authority. */
+    private String defaultTenant = "default";
+
+    /** The defaults every route starts from. */
+    public IdempotencyPolicy toPolicy() {
+        return IdempotencyPolicy.custom().lease(lease).ttl(ttl).inProgress(GuardDefaults.IN_PROGRESS, waitMax)
+                .transientStatuses(transientStatuses).build();
+    }
+
+    public IdempotencyStoreOptions toStoreOptions() {
+        return new IdempotencyStoreOptions(maxResponseBodyBytes, oversizedResponse);
+    }
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public boolean isMigrate() {
+        return migrate;
+    }
+
+    public void setMigrate(boolean migrate) {
+        this.migrate = migrate;
+    }
+
+    public Duration getLease() {
+        return lease;
+    }
+
+    public void setLease(Duration lease) {
+        this.lease = lease;
+    }
+
+    public Duration getTtl() {
+        return ttl;
+    }
+
+    public void setTtl(Duration ttl) {
+        this.ttl = ttl;
+    }
+
+    public Duration getWaitMax() {
+        return waitMax;
+    }
+
+    public void setWaitMax(Duration waitMax) {
+        this.waitMax = waitMax;
+    }
+
+    public Set<Integer> getTransientStatuses() {
+        return transientStatuses;
+    }
+
+    public void setTransientStatuses(Set<Integer> transientStatuses) {
+        this.transientStatuses = transientStatuses;
+    }
+
+    public int getMaxResponseBodyBytes() {
+        return maxResponseBodyBytes;
+    }
+
+    public void setMaxResponseBodyBytes(int maxResponseBodyBytes) {
+        this.maxResponseBodyBytes = maxResponseBodyBytes;
+    }
+
+    public OversizedResponse getOversizedResponse() {
+        return oversizedResponse;
+    }
+
+    public void setOversizedResponse(OversizedResponse oversizedResponse) {
+        this.oversizedResponse = oversizedResponse;
+    }
+
+    public int getMaxRequestBodyBytes() {
+        return maxRequestBodyBytes;
+    }
+
+    public void setMaxRequestBodyBytes(int maxRequestBodyBytes) {
+        this.maxRequestBodyBytes = maxRequestBodyBytes;
+    }
+
+    public Set<String> getReplayedHeaders() {
+        return replayedHeaders;
+    }
+
+    public void setReplayedHeaders(Set<String> replayedHeaders) {
+        this.replayedHeaders = replayedHeaders;
+    }
+
+    public String getTenantAuthorityPrefix() {
+        return tenantAuthorityPrefix;
+    }
+
+    public void setTenantAuthorityPrefix(String tenantAuthorityPrefix) {
+        this.tenantAuthorityPrefix = tenantAuthorityPrefix;
+    }
+
+    public String getDefaultTenant() {
+        return defaultTenant;
+    }
+
+    public void setDefaultTenant(String defaultTenant) {
+        this.defaultTenant = defaultTenant;
+    }
+}

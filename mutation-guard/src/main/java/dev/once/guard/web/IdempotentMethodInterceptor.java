@@ -1,0 +1,128 @@
+package dev.once.guard.web;
+
+import dev.once.OnceException;
+import dev.once.guard.GuardResult;
+import dev.once.guard.IdempotencyMutationGuard;
+import dev.once.guard.IdempotencyPolicy;
+import dev.once.guard.MutationRequest;
+import dev.once.idempotency.IdempotencyKey;
+import dev.once.idempotency.IdempotencyKeyException;
+import dev.once.idempotency.IdempotencyScope;
+import dev.once.idempotency.RequestFingerprint;
+import dev.once.idempotency.Route;
+import jakarta.servlet.http.HttpServletRequest;
+import java.lang.reflect.Method;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
+import org.springframework.web.servlet.HandlerMapping;
+
+/**
+ * Runs each call of an {@link Idempotent} controller method through the {@link IdempotencyMutationGuard}: validates
+ * the key, scopes it to the authenticated principal and the route template, fingerprints method, route and body, and
+ * answers with the guard's result. The HTTP contract (IETF Idempotency-Key draft, Stripe):
+ * <ul>
+ *   <li>no key on a route that requires one: 400 IDEMPOTENCY_KEY_MISSING; a malformed key: 400 IDEMPOTENCY_KEY_INVALID;</li>
+ *   <li>same key, different request: 422 IDEMPOTENCY_KEY_CONFLICT;</li>
+ *   <li>same key still processing: 409 IDEMPOTENCY_IN_PROGRESS with Retry-After (or wait and replay);</li>
+ *   <li>a repeat: the first response's status, body, Content-Type and Location, plus {@code Idempotent-Replayed: true}.</li>
+ * </ul>
+ */
+final class IdempotentMethodInterceptor implements MethodInterceptor {
+
+    private static final Set<String> SAFE_METHODS = Set.of("GET", "HEAD", "OPTIONS", "TRACE");
+
+    private final IdempotencyMutationGuard guard;
+    private final RoutePolicies policies;
+    private final IdempotencyPrincipalResolver principals;
+    private final ResponseConversion conversion;
+
+    IdempotentMethodInterceptor(IdempotencyMutationGuard guard, RoutePolicies policies,
+                                IdempotencyPrincipalResolver principals, ResponseConversion conversion) {
+        this.guard = guard;
+        this.policies = policies;
+        this.principals = principals;
+        this.conversion = conversion;
+    }
+
+    @Override
+    public Object invoke(MethodInvocation invocation) throws Throwable {
+        Method method = invocation.getMethod();
+        Idempotent route = annotation(invocation);
+        RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+        if (route == null || !(attributes instanceof ServletRequestAttributes servlet)) {
+            return invocation.proceed(); // not an HTTP call of a declared route
+        }
+        HttpServletRequest request = servlet.getRequest();
+        if (SAFE_METHODS.contains(request.getMethod())) {
+            return invocation.proceed();
+        }
+        if (!ResponseEntity.class.isAssignableFrom(method.getReturnType())) {
+            throw new OnceException("@Idempotent method " + method.getDeclaringClass().getSimpleName() + "."
+                    + method.getName() + " must return ResponseEntity<?> so its response can be stored and replayed");
+        }
+        IdempotencyPolicy policy = policies.policyFor(method, route);
+        List<String> keys = Collections.list(request.getHeaders(IdempotencyKeyHeader.NAME));
+        if (keys.isEmpty()) {
+            return policy.keyRequired()
+                    ? ResponseConversion.problem(HttpStatus.BAD_REQUEST, "IDEMPOTENCY_KEY_MISSING",
+                            "This request requires an " + IdempotencyKeyHeader.NAME + " header").build()
+                    : invocation.proceed();
+        }
+        IdempotencyKey key;
+        try {
+            key = IdempotencyKeyHeader.parse(keys);
+        } catch (IdempotencyKeyException e) {
+            return ResponseConversion.problem(HttpStatus.BAD_REQUEST, "IDEMPOTENCY_KEY_INVALID", e.getMessage()).build();
+        }
+        Optional<IdempotencyPrincipal> principal = principals.resolve(request);
+        if (principal.isEmpty()) {
+            return ResponseConversion.problem(HttpStatus.UNAUTHORIZED, "UNAUTHENTICATED",
+                    "Idempotent requests are scoped to an authenticated user").build();
+        }
+        Route template = Route.of(request.getMethod() + " "
+                + request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE));
+        IdempotencyScope scope = new IdempotencyScope(principal.get().tenantId(), principal.get().userId(), template, key);
+        String hash = RequestFingerprint.of(request.getMethod(), template, request.getContentType(),
+                RequestBodyCapture.body(request));
+        GuardResult result = guard.run(MutationRequest.of(scope, hash), policy, context -> {
+            CurrentMutation.set(context);
+            try {
+                return conversion.toStored((ResponseEntity<?>) proceed(invocation));
+            } finally {
+                CurrentMutation.clear();
+            }
+        });
+        return conversion.toEntity(result);
+    }
+
+    private static Object proceed(MethodInvocation invocation) throws Exception {
+        try {
+            return invocation.proceed();
+        } catch (Exception | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    private static Idempotent annotation(MethodInvocation invocation) {
+        Method method = invocation.getMethod();
+        Idempotent found = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
+        if (found == null && invocation.getThis() != null) {
+            Method specific = AopUtils.getMostSpecificMethod(method, invocation.getThis().getClass());
+            found = AnnotatedElementUtils.findMergedAnnotation(specific, Idempotent.class);
+        }
+        return found;
+    }
+}

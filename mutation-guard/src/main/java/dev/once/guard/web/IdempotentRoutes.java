@@ -1,0 +1,66 @@
+package dev.once.guard.web;
+
+import dev.once.guard.IdempotencyMutationGuard;
+import dev.once.guard.IdempotencyPolicy;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Supplier;
+import org.aopalliance.aop.Advice;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.springframework.aop.Pointcut;
+import org.springframework.aop.support.AbstractPointcutAdvisor;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.http.converter.HttpMessageConverter;
+import org.springframework.web.method.support.HandlerMethodArgumentResolver;
+
+/**
+ * The Spring MVC integration in one place: an advisor that applies the guard to {@link Idempotent} methods and nothing
+ * else (no filter, no global middleware), and the {@link dev.once.guard.MutationContext} argument resolver. Its
+ * collaborators are resolved on the first guarded call, so the advisor is cheap to create early, as advisors are.
+ */
+public final class IdempotentRoutes extends AbstractPointcutAdvisor {
+
+    private final transient Supplier<Components> components;
+    private final transient CurrentMutation currentMutation = new CurrentMutation();
+    private transient volatile IdempotentMethodInterceptor interceptor;
+
+    /** What the guarded routes need, resolved lazily. */
+    public record Components(IdempotencyMutationGuard guard, IdempotencyPolicy defaults,
+                             IdempotencyPrincipalResolver principals, List<HttpMessageConverter<?>> converters,
+                             Set<String> replayedHeaders) {
+    }
+
+    public IdempotentRoutes(Supplier<Components> components) {
+        this.components = components;
+    }
+
+    @Override
+    public Pointcut getPointcut() {
+        return AnnotationMatchingPointcut.forMethodAnnotation(Idempotent.class);
+    }
+
+    @Override
+    public Advice getAdvice() {
+        return (MethodInterceptor) invocation -> interceptor().invoke(invocation);
+    }
+
+    public HandlerMethodArgumentResolver mutationContextResolver() {
+        return currentMutation;
+    }
+
+    private IdempotentMethodInterceptor interceptor() {
+        IdempotentMethodInterceptor current = interceptor;
+        if (current == null) {
+            synchronized (this) {
+                current = interceptor;
+                if (current == null) {
+                    Components c = components.get();
+                    current = new IdempotentMethodInterceptor(c.guard(), new RoutePolicies(c.defaults()), c.principals(),
+                            new ResponseConversion(c.converters(), c.replayedHeaders()));
+                    interceptor = current;
+                }
+            }
+        }
+        return current;
+    }
+}

@@ -1,0 +1,149 @@
+package dev.once.guard.web;
+
+import dev.once.OnceException;
+import dev.once.guard.GuardResult;
+import dev.once.idempotency.StoredResponse;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpOutputMessage;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.http.converter.HttpMessageConverter;
+
+/**
+ * Between Spring MVC and the store: serialises a handler's {@link ResponseEntity} with the application's own message
+ * converters into a {@link StoredResponse}, and turns a {@link GuardResult} back into a {@link ResponseEntity}. The
+ * first response and every replay are the same bytes.
+ */
+final class ResponseConversion {
+
+    static final String REPLAYED_HEADER = "Idempotent-Replayed";
+
+    private final List<HttpMessageConverter<?>> converters;
+    private final Set<String> replayedHeaders;
+
+    ResponseConversion(List<HttpMessageConverter<?>> converters, Set<String> replayedHeaders) {
+        this.converters = converters;
+        this.replayedHeaders = replayedHeaders;
+    }
+
+    StoredResponse toStored(ResponseEntity<?> entity) {
+        Object body = entity.getBody();
+        HttpHeaders headers = entity.getHeaders();
+        MediaType contentType = headers.getContentType();
+        byte[] bytes = new byte[0];
+        if (body instanceof byte[] raw) {
+            bytes = raw;
+            contentType = contentType != null ? contentType : MediaType.APPLICATION_OCTET_STREAM;
+        } else if (body != null) {
+            contentType = contentType != null ? contentType : defaultContentType(body);
+            bytes = write(body, contentType);
+        }
+        Map<String, String> replayed = new LinkedHashMap<>();
+        for (String name : replayedHeaders) {
+            String value = headers.getFirst(name);
+            if (value != null) {
+                replayed.put(name, value);
+            }
+        }
+        return new StoredResponse(entity.getStatusCode().value(), contentType == null ? null : contentType.toString(),
+                replayed, bytes, false);
+    }
+
+    ResponseEntity<?> toEntity(GuardResult result) {
+        if (result instanceof GuardResult.Completed completed) {
+            StoredResponse response = completed.response();
+            ResponseEntity.BodyBuilder builder = ResponseEntity.status(response.statusCode());
+            response.headers().forEach(builder::header);
+            if (response.contentType() != null) {
+                builder.header(HttpHeaders.CONTENT_TYPE, response.contentType());
+            }
+            if (completed.replayed()) {
+                builder.header(REPLAYED_HEADER, "true");
+            }
+            return builder.body(response.body());
+        }
+        if (result instanceof GuardResult.InProgress inProgress) {
+            return problem(HttpStatus.CONFLICT, "IDEMPOTENCY_IN_PROGRESS",
+                    "A request with this Idempotency-Key is still being processed; retry later")
+                    .header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds(inProgress.retryAfter())))
+                    .build();
+        }
+        return problem(HttpStatus.UNPROCESSABLE_CONTENT, "IDEMPOTENCY_KEY_CONFLICT",
+                "This Idempotency-Key was already used with a different request").build();
+    }
+
+    /** A problem+json response with a stable {@code code}, built on Spring's {@link ProblemDetail}. */
+    static ProblemResponse problem(HttpStatus status, String code, String detail) {
+        ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
+        problem.setProperty("code", code);
+        return new ProblemResponse(ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON), problem);
+    }
+
+    /** A problem response under construction: add headers, then {@link #build()}. */
+    record ProblemResponse(ResponseEntity.BodyBuilder builder, ProblemDetail problem) {
+
+        ProblemResponse header(String name, String value) {
+            builder.header(name, value);
+            return this;
+        }
+
+        ResponseEntity<ProblemDetail> build() {
+            return builder.body(problem);
+        }
+    }
+
+    private static long retryAfterSeconds(Duration retryAfter) {
+        return Math.max(1, (retryAfter.toMillis() + 999) / 1000);
+    }
+
+    private static MediaType defaultContentType(Object body) {
+        if (body instanceof CharSequence) {
+            return new MediaType(MediaType.TEXT_PLAIN, StandardCharsets.UTF_8);
+        }
+        return body instanceof ProblemDetail ? MediaType.APPLICATION_PROBLEM_JSON : MediaType.APPLICATION_JSON;
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    byte[] write(Object body, MediaType contentType) {
+        for (HttpMessageConverter converter : converters) {
+            if (converter.canWrite(body.getClass(), contentType)) {
+                Buffer buffer = new Buffer();
+                try {
+                    converter.write(body, contentType, buffer);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+                return buffer.bytes.toByteArray();
+            }
+        }
+        throw new OnceException("No HttpMessageConverter writes " + body.getClass().getName() + " as " + contentType
+                + "; an @Idempotent response must be serialisable to be stored");
+    }
+
+    private static final class Buffer implements HttpOutputMessage {
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        final HttpHeaders headers = new HttpHeaders();
+
+        @Override
+        public OutputStream getBody() {
+            return bytes;
+        }
+
+        @Override
+        public HttpHeaders getHeaders() {
+            return headers;
+        }
+    }
+}

@@ -1,0 +1,54 @@
+package dev.once.guard.web;
+
+import dev.once.guard.IdempotencyPolicy;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+import org.springframework.boot.convert.DurationStyle;
+
+/** Builds each {@link Idempotent} method's policy once: the annotation's values over the configured defaults. */
+final class RoutePolicies {
+
+    private final IdempotencyPolicy defaults;
+    private final Map<Method, IdempotencyPolicy> cache = new ConcurrentHashMap<>();
+
+    RoutePolicies(IdempotencyPolicy defaults) {
+        this.defaults = defaults;
+    }
+
+    IdempotencyPolicy policyFor(Method method, Idempotent route) {
+        return cache.computeIfAbsent(method, m -> build(m, route));
+    }
+
+    private IdempotencyPolicy build(Method method, Idempotent route) {
+        String where = method.getDeclaringClass().getSimpleName() + "." + method.getName();
+        IdempotencyPolicy.Builder policy = IdempotencyPolicy.custom()
+                .keyRequired(route.keyRequired())
+                .inProgress(route.inProgress(), duration(route.waitMax(), defaults.waitMax(), where, "waitMax"))
+                .retryFailed(route.retryFailed())
+                .lease(duration(route.lease(), defaults.claimPolicy().lease(), where, "lease"))
+                .ttl(duration(route.ttl(), defaults.claimPolicy().ttl(), where, "ttl"))
+                .transientStatuses(route.transientStatuses().length == 0 ? defaults.transientStatuses()
+                        : Arrays.stream(route.transientStatuses()).boxed().collect(Collectors.toSet()));
+        try {
+            return policy.build();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("@Idempotent on " + where + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static Duration duration(String text, Duration fallback, String where, String attribute) {
+        if (text.isBlank()) {
+            return fallback;
+        }
+        try {
+            return DurationStyle.detectAndParse(text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("@Idempotent(" + attribute + " = \"" + text + "\") on " + where
+                    + " is not a duration such as \"30s\" or \"PT30S\"", e);
+        }
+    }
+}

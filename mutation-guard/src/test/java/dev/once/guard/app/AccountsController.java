@@ -1,0 +1,125 @@
+package dev.once.guard.app;
+
+import dev.once.guard.InProgressBehaviour;
+import dev.once.guard.MutationContext;
+import dev.once.guard.web.Idempotent;
+import java.net.URI;
+import java.util.Map;
+import java.util.UUID;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.security.core.Authentication;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.server.ResponseStatusException;
+
+@RestController
+public class AccountsController {
+
+    public record CreateAccount(String name, String email) {
+    }
+
+    private final AccountRepository accounts;
+    private final Probe probe;
+
+    public AccountsController(AccountRepository accounts, Probe probe) {
+        this.accounts = accounts;
+        this.probe = probe;
+    }
+
+    @Idempotent
+    @PostMapping("/accounts")
+    public ResponseEntity<Map<String, Object>> create(@RequestBody CreateAccount body, MutationContext ctx)
+            throws InterruptedException {
+        probe.ran("create");
+        probe.passGate();
+        return created(body, ctx);
+    }
+
+    @Idempotent(inProgress = InProgressBehaviour.WAIT, waitMax = "20s")
+    @PostMapping("/accounts/patient")
+    public ResponseEntity<Map<String, Object>> createPatiently(@RequestBody CreateAccount body, MutationContext ctx)
+            throws InterruptedException {
+        probe.ran("patient");
+        probe.passGate();
+        return created(body, ctx);
+    }
+
+    @Idempotent(lease = "1s", ttl = "1h")
+    @PostMapping("/accounts/short-lease")
+    public ResponseEntity<Map<String, Object>> createWithShortLease(@RequestBody CreateAccount body, MutationContext ctx)
+            throws InterruptedException {
+        if (probe.ran("short-lease") == 1) {
+            probe.passGate(); // the first attempt hangs like a dying process
+        }
+        return created(body, ctx);
+    }
+
+    @Idempotent
+    @PostMapping("/accounts/failing")
+    public ResponseEntity<Map<String, Object>> createThenFail(@RequestBody CreateAccount body, MutationContext ctx) {
+        probe.ran("failing");
+        created(body, ctx);
+        throw new ResponseStatusException(HttpStatus.PAYMENT_REQUIRED, "the plan does not allow another account");
+    }
+
+    @Idempotent(retryFailed = true)
+    @PostMapping("/accounts/flaky")
+    public ResponseEntity<Map<String, Object>> createFlaky(@RequestBody CreateAccount body, MutationContext ctx) {
+        probe.ran("flaky");
+        ResponseEntity<Map<String, Object>> response = created(body, ctx);
+        if (probe.failuresLeft.getAndDecrement() > 0) {
+            throw new IllegalStateException("downstream hiccup");
+        }
+        return response;
+    }
+
+    @Idempotent
+    @PostMapping("/accounts/busy")
+    public ResponseEntity<Map<String, Object>> createWhenNotBusy(@RequestBody CreateAccount body, MutationContext ctx) {
+        probe.ran("busy");
+        if (probe.failuresLeft.getAndDecrement() > 0) {
+            return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).build();
+        }
+        return created(body, ctx);
+    }
+
+    @Idempotent
+    @PostMapping("/tasks")
+    public ResponseEntity<Map<String, Object>> submitTask(@RequestBody Map<String, Object> body, MutationContext ctx) {
+        probe.ran("tasks");
+        String taskId = "task-" + UUID.randomUUID();
+        ctx.bindTask(taskId);
+        ctx.append(ctx.event("task", taskId, "TaskSubmitted", 1).payload(Map.of("task_id", taskId)).build());
+        return ResponseEntity.status(HttpStatus.ACCEPTED).body(Map.of("task_id", taskId));
+    }
+
+    /** Not declared idempotent: untouched by Once even when a client sends a key. */
+    @PostMapping("/accounts/unguarded")
+    public ResponseEntity<Map<String, Object>> createUnguarded(@RequestBody CreateAccount body, Authentication user) {
+        probe.ran("unguarded");
+        Account account = accounts.save(new Account(UUID.randomUUID(), "acme", body.name(), body.email()));
+        return ResponseEntity.created(URI.create("/accounts/" + account.getId())).body(json(account));
+    }
+
+    @Idempotent
+    @GetMapping("/accounts/{id}")
+    public ResponseEntity<Map<String, Object>> read(@PathVariable UUID id) {
+        probe.ran("read");
+        return accounts.findById(id).map(a -> ResponseEntity.ok(json(a))).orElse(ResponseEntity.notFound().build());
+    }
+
+    private ResponseEntity<Map<String, Object>> created(CreateAccount body, MutationContext ctx) {
+        Account account = accounts.save(new Account(UUID.randomUUID(), ctx.scope().tenantId(), body.name(), body.email()));
+        ctx.append(ctx.event("account", account.getId().toString(), "AccountCreated", 1).payload(json(account)).build());
+        return ResponseEntity.created(URI.create("/accounts/" + account.getId())).body(json(account));
+    }
+
+    private static Map<String, Object> json(Account a) {
+        return Map.of("id", a.getId().toString(), "name", a.getName(), "email", String.valueOf(a.getEmail()),
+                "tenant_id", a.getTenantId());
+    }
+}

@@ -1,0 +1,58 @@
+package dev.once.guard.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.once.guard.FailureMapper;
+import dev.once.guard.IdempotencyMutationGuard;
+import dev.once.idempotency.IdempotencyStore;
+import dev.once.outbox.OutboxWriter;
+import dev.once.test.TestDatabase;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.transaction.PlatformTransactionManager;
+
+/** The autoconfiguration creates the schema and the beans, and backs off for beans the application defines. */
+class OnceIdempotencyAutoConfigurationIT {
+
+    @RegisterExtension
+    static final TestDatabase db = TestDatabase.create().poolSize(4);
+
+    private ApplicationContextRunner runner() {
+        DataSource shared = new DelegatingDataSource(db.dataSource()); // the context must not close the class's pool
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(OnceIdempotencyAutoConfiguration.class))
+                .withBean(DataSource.class, () -> shared)
+                .withBean(PlatformTransactionManager.class, () -> new DataSourceTransactionManager(shared));
+    }
+
+    @Test
+    void creates_the_schema_store_outbox_writer_and_guard() {
+        runner().run(context -> {
+            assertThat(context).hasSingleBean(IdempotencyStore.class).hasSingleBean(OutboxWriter.class)
+                    .hasSingleBean(IdempotencyMutationGuard.class).hasSingleBean(FailureMapper.class);
+            assertThat(context.getBean(FailureMapper.class)).isSameAs(FailureMapper.INTERNAL_ERROR);
+            assertThat(new JdbcTemplate(db.dataSource()).queryForObject(
+                    "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
+                            + " AND table_name IN ('idempotency_record', 'outbox_event')", Long.class)).isEqualTo(2);
+        });
+    }
+
+    @Test
+    void backs_off_for_the_applications_own_beans() {
+        FailureMapper own = failure -> FailureMapper.INTERNAL_ERROR.toResponse(failure);
+        runner().withBean(FailureMapper.class, () -> own).run(context ->
+                assertThat(context.getBean(FailureMapper.class)).isSameAs(own));
+    }
+
+    @Test
+    void can_be_switched_off() {
+        runner().withPropertyValues("once.idempotency.enabled=false").run(context ->
+                assertThat(context).doesNotHaveBean(IdempotencyStore.class).doesNotHaveBean(IdempotencyMutationGuard.class));
+    }
+}
