@@ -17,8 +17,9 @@ public final class Benchmarks {
         String[] rest = args.length == 0 ? args : Arrays.copyOfRange(args, 1, args.length);
         switch (name) {
             case "claim" -> ClaimBenchmark.main(rest);
+            case "guard" -> dev.once.benchmarks.guard.GuardBenchmark.main(rest);
             default -> {
-                System.err.println("Unknown benchmark '" + name + "'; known: claim");
+                System.err.println("Unknown benchmark '" + name + "'; known: claim, guard");
                 System.exit(2);
             }
         }

@@ -10,14 +10,14 @@ import java.util.concurrent.atomic.LongAdder;
  * A minimal closed-loop throughput harness: N threads run an operation back to back for a fixed time. Candidates and
  * baselines are measured in alternating rounds and summarised by their median, so drift on a noisy machine hits both.
  */
-final class Harness {
+public final class Harness {
 
     /**
      * One unit of work; {@code thread} and {@code seq} make per-call values (fresh keys) without shared state.
      * {@code seq} is unique per thread across every measurement of the run.
      */
     @FunctionalInterface
-    interface Operation {
+    public interface Operation {
         void run(int thread, long seq) throws Exception;
     }
 
@@ -27,7 +27,7 @@ final class Harness {
     }
 
     /** Operations per second of {@code op} on {@code threads} threads over {@code millis}. */
-    static double measure(Operation op, int threads, long millis) throws InterruptedException {
+    public static double measure(Operation op, int threads, long millis) throws InterruptedException {
         AtomicBoolean running = new AtomicBoolean(true);
         LongAdder done = new LongAdder();
         CountDownLatch start = new CountDownLatch(1);
@@ -65,7 +65,28 @@ final class Harness {
         return done.sum() / seconds;
     }
 
-    static double median(List<Double> values) {
+    /**
+     * Measures every operation in {@code order} in alternating rounds after a 1 s warm-up each, and returns the
+     * median operations per second of each, in that order.
+     */
+    public static java.util.Map<String, Double> compare(java.util.Map<String, Operation> operations, List<String> order,
+                                                        int threads, long millis, int rounds) throws InterruptedException {
+        java.util.Map<String, List<Double>> runs = new java.util.LinkedHashMap<>();
+        for (String name : order) {
+            measure(operations.get(name), threads, 1_000);
+            runs.put(name, new ArrayList<>());
+        }
+        for (int r = 0; r < rounds; r++) {
+            for (String name : order) {
+                runs.get(name).add(measure(operations.get(name), threads, millis));
+            }
+        }
+        java.util.Map<String, Double> medians = new java.util.LinkedHashMap<>();
+        runs.forEach((name, values) -> medians.put(name, median(values)));
+        return medians;
+    }
+
+    public static double median(List<Double> values) {
         List<Double> sorted = new ArrayList<>(values);
         sorted.sort(Double::compare);
         int n = sorted.size();

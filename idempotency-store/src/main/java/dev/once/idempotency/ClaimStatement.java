@@ -8,12 +8,14 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * The claim: insert-first on the scope's unique constraint, never check-then-insert.
  *
  * <p><b>Fresh key, the hot path: one round trip.</b> {@link #INSERT_FRESH} is a plain
  * {@code INSERT … ON CONFLICT DO NOTHING RETURNING}; when it returns a row the caller owns a brand-new record.
+ * Outside a transaction it commits asynchronously ({@link #INSERT_FRESH_ASYNC_COMMIT}).
  *
  * <p><b>Existing key: one more statement.</b> {@link #CLAIM} is a single {@code INSERT … ON CONFLICT … DO UPDATE …
  * WHERE <reclaimable> RETURNING} that either takes the record over or reports what holds it. It first reads the current
@@ -31,6 +33,24 @@ final class ClaimStatement {
                 (tenant_id, user_id, route, idempotency_key, request_hash, status, locked_until, expires_at)
             VALUES (?, ?, ?, ?, ?, 'processing',
                     now() + CAST(? AS bigint) * interval '1 millisecond', now() + CAST(? AS bigint) * interval '1 millisecond')
+            ON CONFLICT ON CONSTRAINT idempotency_record_scope_uk DO NOTHING
+            RETURNING id
+            """;
+
+    /**
+     * {@link #INSERT_FRESH} for a claim made outside any transaction: it commits with {@code synchronous_commit=off},
+     * for this statement only. The claim is visible to every session at once; it becomes durable with the next
+     * synchronous commit on the server, at the latest the commit of the work built on it (WAL is flushed in order).
+     * A crash can only forget a claim that nothing durable was built on; the retry then claims afresh, as after a
+     * lapsed lease. Inside a caller's transaction the caller's durability applies unchanged.
+     */
+    static final String INSERT_FRESH_ASYNC_COMMIT = """
+            WITH durability AS (SELECT set_config('synchronous_commit', 'off', true))
+            INSERT INTO idempotency_record
+                (tenant_id, user_id, route, idempotency_key, request_hash, status, locked_until, expires_at)
+            SELECT ?, ?, ?, ?, ?, 'processing',
+                   now() + CAST(? AS bigint) * interval '1 millisecond', now() + CAST(? AS bigint) * interval '1 millisecond'
+            FROM durability
             ON CONFLICT ON CONSTRAINT idempotency_record_scope_uk DO NOTHING
             RETURNING id
             """;
@@ -105,7 +125,8 @@ final class ClaimStatement {
         if (requestHash == null || requestHash.isEmpty()) {
             throw new IllegalArgumentException("requestHash is required; compute it with RequestFingerprint");
         }
-        Long freshId = jdbc.query(INSERT_FRESH, ps -> bindClaim(ps, scope, requestHash, policy),
+        String insert = TransactionSynchronizationManager.isActualTransactionActive() ? INSERT_FRESH : INSERT_FRESH_ASYNC_COMMIT;
+        Long freshId = jdbc.query(insert, ps -> bindClaim(ps, scope, requestHash, policy),
                 rs -> rs.next() ? rs.getLong(1) : null);
         if (freshId != null) {
             return new Claimed(new ClaimToken(scope, freshId, 1), Claimed.Kind.FRESH);

@@ -39,6 +39,11 @@ public interface IdempotencyStore {
      * its TTL (or released), when it is processing under a lapsed lease <em>with the same request hash</em>, or when
      * it failed and {@code policy} allows retrying failures with the same request hash.
      * A replay is a pure read: no write, no row lock.
+     *
+     * <p>Made outside a transaction, a fresh claim commits with {@code synchronous_commit=off} for that statement
+     * only: visible to all sessions at once, durable with the next synchronous commit, at the latest that of the work
+     * built on it. A database crash can thus forget only a claim that nothing durable was built on, and the retry
+     * claims afresh, as after a lapsed lease.
      */
     ClaimResult claim(IdempotencyScope scope, String requestHash, ClaimPolicy policy);
 
@@ -50,6 +55,14 @@ public interface IdempotencyStore {
      * ({@code null} leaves a binding unchanged).
      */
     TransitionResult markSucceeded(ClaimToken token, StoredResponse response, String taskId, UUID outboxEventId);
+
+    /**
+     * Like {@link #markSucceeded(ClaimToken, StoredResponse, String, UUID)}, and first appends {@code events} to the
+     * outbox, in the same statement and the current transaction, binding the first event's id to the record. Every
+     * event must carry its id (see {@link dev.once.outbox.UuidV7}).
+     */
+    TransitionResult markSucceeded(ClaimToken token, StoredResponse response, String taskId,
+                                   List<dev.once.outbox.OutboxEvent> events);
 
     /** Stores the error response and moves the claimed record to {@code failed}; joins the current transaction. */
     TransitionResult markFailed(ClaimToken token, StoredResponse response);

@@ -69,6 +69,20 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
+    public TransitionResult markSucceeded(ClaimToken token, StoredResponse response, String taskId,
+                                          List<dev.once.outbox.OutboxEvent> events) {
+        if (events.isEmpty()) {
+            return complete(token, IdempotencyStatus.SUCCEEDED, response, taskId, null);
+        }
+        for (dev.once.outbox.OutboxEvent event : events) {
+            if (event.id() == null) {
+                throw new IllegalArgumentException("Events completed with a claim must carry their id; use UuidV7.next()");
+            }
+        }
+        return result(CompleteWithEvents.execute(jdbc, token, withinLimit(response), taskId, events));
+    }
+
+    @Override
     public TransitionResult markFailed(ClaimToken token, StoredResponse response) {
         return complete(token, IdempotencyStatus.FAILED, response, null, null);
     }

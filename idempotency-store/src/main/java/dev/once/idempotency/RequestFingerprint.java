@@ -22,6 +22,7 @@ public final class RequestFingerprint {
     public static final String VERSION_PREFIX = "v1:";
 
     private static final byte[] EMPTY = new byte[0];
+    private static final MessageDigest PROTOTYPE = newSha256();
 
     private RequestFingerprint() {
     }
@@ -76,7 +77,16 @@ public final class RequestFingerprint {
         return mediaType.equals("application/json") || (mediaType.startsWith("application/") && mediaType.endsWith("+json"));
     }
 
+    /** A fresh digest, cloned from a prototype: cheaper than a provider look-up on every request. */
     private static MessageDigest sha256() {
+        try {
+            return (MessageDigest) PROTOTYPE.clone();
+        } catch (CloneNotSupportedException e) {
+            return newSha256();
+        }
+    }
+
+    private static MessageDigest newSha256() {
         try {
             return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {

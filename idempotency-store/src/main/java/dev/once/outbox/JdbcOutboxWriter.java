@@ -38,7 +38,8 @@ final class JdbcOutboxWriter implements OutboxWriter {
         }
         UUID id = event.id() != null ? event.id() : UuidV7.next();
         jdbc.update(INSERT, id, event.tenantId(), event.actorId(), event.aggregateType(), event.aggregateId(),
-                event.eventType(), event.eventVersion(), event.payloadJson(), JSON.writeValueAsString(event.headers()));
+                event.eventType(), event.eventVersion(), event.payloadJson(),
+                event.headers().isEmpty() ? "{}" : JSON.writeValueAsString(event.headers()));
         return id;
     }
 }

@@ -87,6 +87,29 @@ class OutboxWriterIT {
     }
 
     @Test
+    void completing_a_claim_with_events_writes_them_and_binds_the_first_in_one_transaction() {
+        dev.once.idempotency.IdempotencyStore store = dev.once.idempotency.IdempotencyStore.create(db.dataSource());
+        var scope = dev.once.idempotency.IdempotencyScope.of("acme", "alice",
+                dev.once.idempotency.Route.http("POST", "/accounts"), UUID.randomUUID().toString());
+        var claimed = (dev.once.idempotency.ClaimResult.Claimed) store.claim(scope, "v1:x",
+                dev.once.idempotency.ClaimPolicy.ofDefaults());
+        OutboxEvent first = accountCreated("a-5").withId(UuidV7.next());
+        OutboxEvent second = accountCreated("a-5").withId(UuidV7.next());
+
+        var result = tx.execute(s -> store.markSucceeded(claimed.token(),
+                dev.once.idempotency.StoredResponse.of(201, "application/json", "{}"), "task-1", List.of(first, second)));
+
+        assertThat(result).isEqualTo(dev.once.idempotency.TransitionResult.APPLIED);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE aggregate_id = 'a-5'", Long.class)).isEqualTo(2);
+        assertThat(jdbc.queryForObject("SELECT outbox_event_id FROM idempotency_record WHERE id = ?", UUID.class,
+                claimed.token().recordId())).isEqualTo(first.id());
+        var replay = (dev.once.idempotency.ClaimResult.Replay) store.claim(scope, "v1:x",
+                dev.once.idempotency.ClaimPolicy.ofDefaults());
+        assertThat(replay.outboxEventId()).isEqualTo(first.id());
+        assertThat(replay.taskId()).isEqualTo("task-1");
+    }
+
+    @Test
     void payloads_must_be_json_and_required_fields_present() {
         assertThatThrownBy(() -> OutboxEvent.builder().tenantId("t").actorId("a").aggregate("x", "1").type("T", 1)
                 .payloadJson("{not json").build()).hasMessageContaining("payload is not JSON");

@@ -6,7 +6,6 @@ import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.ResponseTooLargeException;
 import dev.once.idempotency.StaleClaimException;
 import dev.once.idempotency.StoredResponse;
-import dev.once.outbox.OutboxWriter;
 import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
@@ -22,8 +21,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * <ol>
  *   <li><b>Claim</b> the key outside any transaction, in one statement. A duplicate gets the stored response, an
  *       in-progress answer or a conflict, and the handler is not called.</li>
- *   <li><b>Work</b> in one new transaction: the handler's writes, its outbox rows and task binding, and
- *       {@code markSucceeded} with the response. A crash anywhere leaves all of it or none; the record then stays
+ *   <li><b>Work</b> in one new transaction: the handler's writes, then its outbox rows, task binding and
+ *       {@code markSucceeded} with the response, written together by one statement. A crash anywhere leaves all of it or none; the record then stays
  *       {@code processing} until its lease lapses and a retry reclaims it.</li>
  *   <li><b>Failure:</b> when the handler throws or answers 400 or more, its transaction rolls back and the record is
  *       marked {@code failed} in a transaction of its own, with the error response, which repeats replay. Transient
@@ -36,16 +35,14 @@ public final class IdempotencyMutationGuard {
     private static final Logger log = LoggerFactory.getLogger(IdempotencyMutationGuard.class);
 
     private final IdempotencyStore store;
-    private final OutboxWriter outbox;
     private final TransactionTemplate work;
     private final TransactionTemplate outside;
     private final FailureMapper failures;
     private final GuardListener listener;
 
-    public IdempotencyMutationGuard(IdempotencyStore store, OutboxWriter outbox, PlatformTransactionManager transactions,
+    public IdempotencyMutationGuard(IdempotencyStore store, PlatformTransactionManager transactions,
                                     FailureMapper failures, GuardListener listener) {
         this.store = store;
-        this.outbox = outbox;
         this.work = new TransactionTemplate(transactions);
         this.work.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
         this.outside = new TransactionTemplate(transactions);
@@ -96,7 +93,7 @@ public final class IdempotencyMutationGuard {
     }
 
     private GuardResult execute(ClaimToken token, IdempotencyPolicy policy, MutationHandler handler) {
-        Context context = new Context(token, outbox);
+        Context context = new Context(token);
         Phase2 outcome;
         try {
             outcome = work.execute(tx -> {
@@ -105,7 +102,7 @@ public final class IdempotencyMutationGuard {
                     tx.setRollbackOnly();
                     return new Phase2(response, false);
                 }
-                store.markSucceeded(token, response, context.taskId, context.outboxEventId).orThrow(token);
+                store.markSucceeded(token, response, context.taskId, context.events).orThrow(token);
                 return new Phase2(response, true);
             });
         } catch (HandlerFailure e) {
@@ -132,7 +129,7 @@ public final class IdempotencyMutationGuard {
         if (!outcome.committed()) {
             return fail(token, policy, outcome.response());
         }
-        return new GuardResult.Completed(outcome.response(), context.taskId, context.outboxEventId, false);
+        return new GuardResult.Completed(outcome.response(), context.taskId, context.firstEventId(), false);
     }
 
     private GuardResult fail(ClaimToken token, IdempotencyPolicy policy, StoredResponse response) {
@@ -187,16 +184,18 @@ public final class IdempotencyMutationGuard {
         }
     }
 
+    /**
+     * The handler's view of its guarded call. Appended events are kept until the handler returns and then written by
+     * the same statement that completes the record (one round trip, same transaction), with ids assigned now.
+     */
     private static final class Context implements MutationContext {
 
         private final ClaimToken token;
-        private final OutboxWriter outbox;
+        private final java.util.List<dev.once.outbox.OutboxEvent> events = new java.util.ArrayList<>(1);
         private String taskId;
-        private java.util.UUID outboxEventId;
 
-        Context(ClaimToken token, OutboxWriter outbox) {
+        Context(ClaimToken token) {
             this.token = token;
-            this.outbox = outbox;
         }
 
         @Override
@@ -211,16 +210,18 @@ public final class IdempotencyMutationGuard {
 
         @Override
         public java.util.UUID append(dev.once.outbox.OutboxEvent event) {
-            java.util.UUID id = outbox.append(event);
-            if (outboxEventId == null) {
-                outboxEventId = id; // the record binds the first event; later ones ride in the same transaction
-            }
+            java.util.UUID id = event.id() != null ? event.id() : dev.once.outbox.UuidV7.next();
+            events.add(event.withId(id));
             return id;
         }
 
         @Override
         public void bindTask(String id) {
             this.taskId = id;
+        }
+
+        java.util.UUID firstEventId() {
+            return events.isEmpty() ? null : events.get(0).id();
         }
     }
 }

@@ -17,7 +17,11 @@ public interface MutationContext {
     /** The claim's token; its record id and fencing token make a stable key for calls to other services. */
     ClaimToken token();
 
-    /** Appends {@code event} to the outbox in the handler's transaction and binds its id to the record. */
+    /**
+     * Appends {@code event} to the outbox in the handler's transaction and returns its id. The row is written when the
+     * handler returns, by the statement that completes the record and binds the first event's id to it; if the
+     * handler fails, no row is written.
+     */
     UUID append(OutboxEvent event);
 
     /**

@@ -82,10 +82,9 @@ public class OnceIdempotencyAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnBean(PlatformTransactionManager.class)
-    IdempotencyMutationGuard idempotencyMutationGuard(IdempotencyStore store, OutboxWriter outbox,
-                                                      PlatformTransactionManager transactions, FailureMapper failures,
-                                                      GuardListener listener) {
-        return new IdempotencyMutationGuard(store, outbox, transactions, failures, listener);
+    IdempotencyMutationGuard idempotencyMutationGuard(IdempotencyStore store, PlatformTransactionManager transactions,
+                                                      FailureMapper failures, GuardListener listener) {
+        return new IdempotencyMutationGuard(store, transactions, failures, listener);
     }
 
     /** Micrometer counters and timers, when Micrometer is on the classpath. */

@@ -33,6 +33,13 @@ public class GuardTestApplication {
     }
 
     private static org.springframework.security.core.userdetails.UserDetails user(String name, String tenant) {
-        return User.withUsername(name).password("{noop}" + name + "-pass").authorities(tenant).build();
+        return User.withUsername(name).password(name + "-pass").authorities(tenant).build();
+    }
+
+    /** Plain-text test passwords (Spring Security would otherwise upgrade {noop} to slow BCrypt after a login). */
+    @Bean
+    @SuppressWarnings("deprecation")
+    org.springframework.security.crypto.password.PasswordEncoder passwordEncoder() {
+        return org.springframework.security.crypto.password.NoOpPasswordEncoder.getInstance();
     }
 }

@@ -1,0 +1,178 @@
+package dev.once.benchmarks.guard;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.once.benchmarks.Harness;
+import dev.once.idempotency.OnceMigrations;
+import dev.once.outbox.OutboxEvent;
+import dev.once.outbox.OutboxWriter;
+import dev.once.test.PostgresServer;
+import dev.once.test.TestDatabase;
+import dev.once.test.TestPostgres;
+import java.net.URI;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The guard's cost at the HTTP endpoint and the outbox's cost in the business transaction. Same run, alternating
+ * rounds, 16 concurrent clients by default:
+ * <ul>
+ *   <li>POST unguarded (business row + outbox row) vs. guarded with fresh keys vs. guarded replays;</li>
+ *   <li>the business transaction alone vs. the same transaction plus one {@link OutboxWriter#append}.</li>
+ * </ul>
+ * Options: {@code --clients 16 --rounds 3 --seconds 5 --only all|outbox|endpoint}.
+ */
+public final class GuardBenchmark {
+
+    private GuardBenchmark() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int clients = 16;
+        int rounds = 3;
+        long millis = 5_000;
+        String only = "all";
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            switch (args[i]) {
+                case "--clients" -> clients = Integer.parseInt(args[i + 1]);
+                case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
+                case "--seconds" -> millis = Long.parseLong(args[i + 1]) * 1000;
+                case "--only" -> only = args[i + 1];
+                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        PostgresServer server = TestPostgres.server();
+        String schema = "bench_guard_" + Long.toHexString(System.nanoTime());
+        execute(server, "CREATE SCHEMA " + schema);
+        try {
+            run(server, schema, clients, millis, rounds, only);
+        } finally {
+            execute(server, "DROP SCHEMA " + schema + " CASCADE");
+        }
+    }
+
+    private static void run(PostgresServer server, String schema, int clients, long millis, int rounds, String only)
+            throws Exception {
+        try (HikariDataSource ds = TestDatabase.newDataSource(schema, clients + 4, null)) {
+            OnceMigrations.migrate(ds);
+            new JdbcTemplate(ds).execute("CREATE TABLE bench_account (id uuid PRIMARY KEY, tenant_id text NOT NULL, name text NOT NULL)");
+        }
+        System.out.printf(Locale.ROOT, "guard benchmark on %s (%d clients, %d rounds x %d s, alternating)%n",
+                server, clients, rounds, millis / 1000);
+        if (!only.equals("endpoint")) {
+            outboxWritePath(schema, clients, millis, rounds);
+        }
+        if (!only.equals("outbox")) {
+            endpoint(server, schema, clients, millis, rounds);
+        }
+    }
+
+    private static void outboxWritePath(String schema, int clients, long millis, int rounds) throws Exception {
+        try (HikariDataSource ds = TestDatabase.newDataSource(schema, clients + 1, null)) {
+            JdbcTemplate jdbc = new JdbcTemplate(ds);
+            TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(ds));
+            OutboxWriter outbox = OutboxWriter.create(ds);
+            Harness.Operation alone = (t, seq) -> tx.executeWithoutResult(s ->
+                    jdbc.update(BenchApp.INSERT_ACCOUNT, UUID.randomUUID(), "acme", "Ada"));
+            Harness.Operation withOutbox = (t, seq) -> tx.executeWithoutResult(s -> {
+                UUID id = UUID.randomUUID();
+                jdbc.update(BenchApp.INSERT_ACCOUNT, id, "acme", "Ada");
+                outbox.append(OutboxEvent.builder().tenantId("acme").actorId("bench").aggregate("account", id.toString())
+                        .type("AccountCreated", 1).payloadJson("{\"id\":\"" + id + "\",\"name\":\"Ada\"}").build());
+            });
+            Map<String, Double> result = Harness.compare(Map.of("business tx alone", alone, "business tx + outbox row", withOutbox),
+                    List.of("business tx alone", "business tx + outbox row"), clients, millis, rounds);
+            print("outbox write path (JDBC, " + clients + " threads)", result, "business tx alone");
+        }
+    }
+
+    private static void endpoint(PostgresServer server, String schema, int clients, long millis, int rounds) throws Exception {
+        ConfigurableApplicationContext app = new SpringApplicationBuilder(BenchApp.class).properties(Map.of(
+                "server.port", "0",
+                "spring.datasource.url", server.jdbcUrlForSchema(schema),
+                "spring.datasource.username", server.username(),
+                "spring.datasource.password", server.password(),
+                "spring.datasource.hikari.maximum-pool-size", Integer.toString(clients + 4),
+                "server.tomcat.threads.max", Integer.toString(clients + 4),
+                "logging.level.root", "WARN",
+                "spring.main.banner-mode", "off")).run();
+        try {
+            int port = ((WebServerApplicationContext) app).getWebServer().getPort();
+            String auth = "Basic " + Base64.getEncoder().encodeToString("bench:bench-pass".getBytes(StandardCharsets.UTF_8));
+            String body = "{\"name\":\"Ada\"}";
+            String run = Long.toHexString(System.nanoTime());
+            int replayKeys = 256;
+            for (int k = 0; k < replayKeys; k++) {
+                post(port, "/guarded/accounts", auth, "replay-" + run + "-" + k, body, 201);
+            }
+            Harness.Operation plain = (t, seq) -> post(port, "/plain/accounts", auth, null, body, 201);
+            Harness.Operation unguarded = (t, seq) -> post(port, "/unguarded/accounts", auth, null, body, 201);
+            Harness.Operation fresh = (t, seq) -> post(port, "/guarded/accounts", auth,
+                    "fresh-" + run + "-" + t + "-" + seq, body, 201);
+            Harness.Operation replay = (t, seq) -> post(port, "/guarded/accounts", auth,
+                    "replay-" + run + "-" + (int) ((t * 7919L + seq) % replayKeys), body, 201);
+            Map<String, Double> result = Harness.compare(
+                    Map.of("no outbox row", plain, "unguarded", unguarded, "guarded, fresh keys", fresh,
+                            "guarded, replays", replay),
+                    List.of("no outbox row", "unguarded", "guarded, fresh keys", "guarded, replays"), clients, millis, rounds);
+            print("POST /accounts over HTTP (" + clients + " clients)", result, "unguarded");
+        } finally {
+            app.close();
+        }
+    }
+
+    /** One POST over a kept-alive connection (HttpURLConnection pools them per host), asserting the status. */
+    private static void post(int port, String path, String auth, String key, String body, int expected) throws Exception {
+        HttpURLConnection connection = (HttpURLConnection) URI.create("http://127.0.0.1:" + port + path).toURL().openConnection();
+        connection.setRequestMethod("POST");
+        connection.setDoOutput(true);
+        connection.setRequestProperty("Authorization", auth);
+        connection.setRequestProperty("Content-Type", "application/json");
+        if (key != null) {
+            connection.setRequestProperty("Idempotency-Key", key);
+        }
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        connection.setFixedLengthStreamingMode(bytes.length);
+        try (OutputStream out = connection.getOutputStream()) {
+            out.write(bytes);
+        }
+        int status = connection.getResponseCode();
+        try (InputStream in = status < 400 ? connection.getInputStream() : connection.getErrorStream()) {
+            byte[] response = in == null ? new byte[0] : in.readAllBytes();
+            if (status != expected) {
+                throw new IllegalStateException(path + " answered " + status + ": " + new String(response, StandardCharsets.UTF_8));
+            }
+        }
+    }
+
+    private static void print(String title, Map<String, Double> result, String baseline) {
+        System.out.println();
+        System.out.println(title);
+        System.out.printf(Locale.ROOT, "  %-28s %12s %8s%n", "variant", "ops/s", "ratio");
+        double base = result.get(baseline);
+        result.forEach((name, ops) -> System.out.printf(Locale.ROOT, "  %-28s %12.0f %7.2fx%n", name, ops, ops / base));
+    }
+
+    private static void execute(PostgresServer server, String sql) throws Exception {
+        try (Connection c = DriverManager.getConnection(server.jdbcUrl(), server.username(), server.password());
+             Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+}
