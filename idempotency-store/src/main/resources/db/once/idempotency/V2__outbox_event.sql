@@ -1,6 +1,9 @@
 -- Once 0.1: the transactional outbox. Rows are written in the business transaction and relayed to Kafka.
 CREATE TABLE outbox_event (
-    id             uuid PRIMARY KEY,           -- UUIDv7: time-ordered
+    id             uuid PRIMARY KEY,           -- UUIDv7: time-ordered, assigned by the writer
+    -- Relay order, assigned by the database: an aggregate's events are written by transactions that follow each
+    -- other, so seq orders them as they committed even when application clocks disagree.
+    seq            bigint GENERATED ALWAYS AS IDENTITY,
     tenant_id      text NOT NULL,
     actor_id       text NOT NULL,
     aggregate_type text NOT NULL,
@@ -19,8 +22,8 @@ CREATE TABLE outbox_event (
                                              AND aggregate_id <> '' AND event_type <> '')
 );
 
--- The polling relay claims pending rows oldest first.
-CREATE INDEX outbox_event_pending_idx ON outbox_event (id) WHERE published_at IS NULL AND parked_at IS NULL;
+-- The polling relay claims pending rows in seq order.
+CREATE INDEX outbox_event_pending_idx ON outbox_event (seq) WHERE published_at IS NULL AND parked_at IS NULL;
 -- A parked aggregate's later events wait behind it: the relay looks parked aggregates up.
 CREATE INDEX outbox_event_parked_idx ON outbox_event (aggregate_type, aggregate_id) WHERE parked_at IS NOT NULL;
 -- Retention cleanup deletes published rows by age, in batches.

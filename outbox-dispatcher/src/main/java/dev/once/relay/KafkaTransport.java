@@ -1,0 +1,147 @@
+package dev.once.relay;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.errors.RetriableException;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * Publishes to Kafka with an idempotent producer ({@code enable.idempotence=true}, {@code acks=all}). The record key
+ * is the aggregate id, so an aggregate's events share a partition and keep their order; the value is the JSON
+ * payload; headers carry {@code event_id}, {@code tenant_id}, {@code actor_id}, {@code event_type},
+ * {@code event_version}, {@code content-type} and every header of the row (such as {@code traceparent}).
+ */
+public final class KafkaTransport implements EventTransport {
+
+    public static final String EVENT_ID = "event_id";
+    public static final String TENANT_ID = "tenant_id";
+    public static final String ACTOR_ID = "actor_id";
+    public static final String EVENT_TYPE = "event_type";
+    public static final String EVENT_VERSION = "event_version";
+    public static final String CONTENT_TYPE = "content-type";
+
+    private final KafkaProducer<String, byte[]> producer;
+    private final TopicRouter router;
+    private final Duration ackTimeout;
+
+    /**
+     * @param overrides producer properties that replace the defaults (bootstrap servers at least)
+     * @param ackTimeout how long one {@link #send} waits for its acknowledgements before giving up
+     */
+    public KafkaTransport(Map<String, Object> overrides, TopicRouter router, Duration ackTimeout) {
+        Map<String, Object> config = new HashMap<>();
+        config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        config.put(ProducerConfig.ACKS_CONFIG, "all");
+        config.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
+        config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        config.put(ProducerConfig.BATCH_SIZE_CONFIG, 128 * 1024);
+        config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) ackTimeout.toMillis());
+        config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(ackTimeout.toMillis(), 10_000));
+        config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) Math.max(ackTimeout.toMillis(), 15_000));
+        config.putAll(overrides);
+        Properties properties = new Properties();
+        properties.putAll(config);
+        this.producer = new KafkaProducer<>(properties, new StringSerializer(), new ByteArraySerializer());
+        this.router = router;
+        this.ackTimeout = ackTimeout;
+    }
+
+    @Override
+    public Delivery send(List<OutboxMessage> messages) {
+        Map<UUID, Future<RecordMetadata>> inFlight = new LinkedHashMap<>();
+        Map<UUID, String> refused = new LinkedHashMap<>();
+        Set<String> blocked = new HashSet<>();
+        for (OutboxMessage message : messages) {
+            if (blocked.contains(message.aggregate())) {
+                continue; // an earlier event of this aggregate was refused: keep its order, send nothing after it
+            }
+            Future<RecordMetadata> future = producer.send(toRecord(message));
+            String refusal = refusedAtOnce(future);
+            if (refusal != null) {
+                refused.put(message.id(), refusal);
+                blocked.add(message.aggregate());
+            } else {
+                inFlight.put(message.id(), future);
+            }
+        }
+        producer.flush();
+        long deadline = System.nanoTime() + ackTimeout.toNanos();
+        List<UUID> acknowledged = new ArrayList<>(inFlight.size());
+        for (Map.Entry<UUID, Future<RecordMetadata>> entry : inFlight.entrySet()) {
+            try {
+                entry.getValue().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                acknowledged.add(entry.getKey());
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof RetriableException || e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {
+                    throw new TransportUnavailableException("Kafka did not acknowledge: " + e.getCause().getMessage(), e.getCause());
+                }
+                refused.put(entry.getKey(), e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage());
+            } catch (TimeoutException e) {
+                throw new TransportUnavailableException("Kafka did not acknowledge within " + ackTimeout, e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TransportUnavailableException("Interrupted while waiting for Kafka", e);
+            }
+        }
+        return new Delivery(acknowledged, refused);
+    }
+
+    /** The reason Kafka refused the record before sending it (e.g. too large), or null. */
+    private static String refusedAtOnce(Future<RecordMetadata> future) {
+        if (!future.isDone()) {
+            return null;
+        }
+        try {
+            future.get();
+            return null;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RetriableException) {
+                return null; // surfaces again when the batch is awaited
+            }
+            return e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+    }
+
+    private ProducerRecord<String, byte[]> toRecord(OutboxMessage message) {
+        RecordHeaders headers = new RecordHeaders();
+        message.headers().forEach((name, value) -> headers.add(name, utf8(value)));
+        headers.add(EVENT_ID, utf8(message.id().toString()));
+        headers.add(TENANT_ID, utf8(message.tenantId()));
+        headers.add(ACTOR_ID, utf8(message.actorId()));
+        headers.add(EVENT_TYPE, utf8(message.eventType()));
+        headers.add(EVENT_VERSION, utf8(Integer.toString(message.eventVersion())));
+        headers.add(CONTENT_TYPE, utf8("application/json"));
+        return new ProducerRecord<>(router.topicFor(message), null, message.aggregateId(), utf8(message.payloadJson()), headers);
+    }
+
+    private static byte[] utf8(String value) {
+        return value.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public void close() {
+        producer.close(Duration.ofSeconds(5));
+    }
+}

@@ -1,0 +1,204 @@
+package dev.once.relay;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The relay for databases without logical replication. Each batch is one transaction: it takes the advisory locks of
+ * the aggregates among the oldest pending rows ({@link #LOCK_AGGREGATES}), locks those aggregates' pending rows in
+ * {@code seq} order ({@link #CLAIM_ROWS}), publishes them, and deletes or marks them. Several instances run side by
+ * side: an aggregate belongs to one relay at a time, so its events stay in order, while other aggregates flow
+ * through the other relays. (A single statement with {@code SKIP LOCKED} cannot promise that: it may skip an
+ * aggregate's early row and take a later one once the lock is released mid-scan.) A transaction is held only while its
+ * batch is being acknowledged, which the transport bounds; when Kafka is unavailable the batch rolls back and the
+ * relay backs off exponentially. An aggregate with a parked event waits behind it.
+ */
+public final class PollingRelay implements OutboxRelay {
+
+    /** The advisory-lock namespace of aggregate locks (first key of {@code pg_try_advisory_xact_lock(int, int)}). */
+    static final int AGGREGATE_LOCK_SPACE = 0x0CE0_0001;
+
+    /**
+     * Step 1: take the advisory locks of the aggregates among the oldest pending rows. Holding an aggregate's lock is
+     * what entitles a relay to its rows; a relay that cannot get it leaves the aggregate alone for this batch.
+     */
+    static final String LOCK_AGGREGATES = """
+            SELECT c.aggregate_type, c.aggregate_id
+            FROM (SELECT aggregate_type, aggregate_id, min(seq) AS first_seq
+                  FROM (SELECT aggregate_type, aggregate_id, seq FROM outbox_event
+                        WHERE published_at IS NULL AND parked_at IS NULL
+                        ORDER BY seq
+                        LIMIT ?) AS oldest
+                  GROUP BY aggregate_type, aggregate_id) AS c
+            WHERE NOT EXISTS (SELECT 1 FROM outbox_event p
+                              WHERE p.parked_at IS NOT NULL
+                                AND p.aggregate_type = c.aggregate_type AND p.aggregate_id = c.aggregate_id)
+              AND pg_try_advisory_xact_lock(?, hashtext(c.aggregate_type || '/' || c.aggregate_id))
+            ORDER BY c.first_seq
+            """;
+
+    /**
+     * Step 2, a new statement and so a fresh snapshot: the pending rows of the locked aggregates, in seq order. No
+     * other relay holds any of them, so none is skipped, and an aggregate's events leave in order.
+     */
+    static final String CLAIM_ROWS = """
+            SELECT id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
+                   payload::text AS payload, headers::text AS headers
+            FROM outbox_event
+            WHERE published_at IS NULL AND parked_at IS NULL
+              AND (aggregate_type, aggregate_id) IN (SELECT * FROM unnest(CAST(? AS text[]), CAST(? AS text[])))
+            ORDER BY seq
+            LIMIT ?
+            FOR UPDATE
+            """;
+
+    private static final Logger log = LoggerFactory.getLogger(PollingRelay.class);
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final TypeReference<Map<String, String>> HEADERS = new TypeReference<>() { };
+
+    private final JdbcTemplate jdbc;
+    private final TransactionTemplate tx;
+    private final EventTransport transport;
+    private final RelayOptions options;
+    private final RelayListener listener;
+    private final OutboxLedger ledger;
+    private final String name;
+    private volatile RelayState state = new RelayState(RelayState.Status.STOPPED, "not started");
+    private volatile boolean running;
+    private Thread worker;
+    private final CountDownLatch stopped = new CountDownLatch(1);
+
+    public PollingRelay(String name, DataSource dataSource, EventTransport transport, RelayOptions options,
+                        RelayListener listener) {
+        this.name = name;
+        this.jdbc = new JdbcTemplate(dataSource);
+        this.tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+        this.transport = transport;
+        this.options = options;
+        this.listener = listener;
+        this.ledger = new OutboxLedger(jdbc, options);
+    }
+
+    @Override
+    public synchronized void start() {
+        if (running) {
+            return;
+        }
+        running = true;
+        state = new RelayState(RelayState.Status.RUNNING, "polling");
+        worker = new Thread(this::loop, "once-polling-relay-" + name);
+        worker.setDaemon(true);
+        worker.start();
+    }
+
+    /** Publishes one batch in one transaction; returns how many rows it took. Visible for operators' one-shot use. */
+    public int relayOnce() {
+        Integer taken = tx.execute(status -> {
+            List<String[]> aggregates = jdbc.query(LOCK_AGGREGATES,
+                    (rs, n) -> new String[] {rs.getString(1), rs.getString(2)}, options.batchSize(), AGGREGATE_LOCK_SPACE);
+            if (aggregates.isEmpty()) {
+                return 0;
+            }
+            List<OutboxMessage> batch = jdbc.query(CLAIM_ROWS, ps -> {
+                ps.setArray(1, ps.getConnection().createArrayOf("text", aggregates.stream().map(a -> a[0]).toArray()));
+                ps.setArray(2, ps.getConnection().createArrayOf("text", aggregates.stream().map(a -> a[1]).toArray()));
+                ps.setInt(3, options.batchSize());
+            }, (rs, n) -> message(rs));
+            if (batch.isEmpty()) {
+                return 0;
+            }
+            EventTransport.Delivery delivery = transport.send(batch);
+            ledger.record(delivery);
+            if (!delivery.acknowledged().isEmpty()) {
+                listener.published(delivery.acknowledged().size());
+            }
+            delivery.refused().forEach((id, reason) -> {
+                log.warn("Outbox event {} parked: {}", id, reason);
+                listener.parked(reason);
+            });
+            return batch.size();
+        });
+        return taken == null ? 0 : taken;
+    }
+
+    private void loop() {
+        Duration backoff = Duration.ZERO;
+        long nextCleanup = System.nanoTime();
+        try {
+            while (running) {
+                try {
+                    int taken = relayOnce();
+                    backoff = Duration.ZERO;
+                    if (state.status() != RelayState.Status.RUNNING) {
+                        state = new RelayState(RelayState.Status.RUNNING, "polling");
+                    }
+                    if (System.nanoTime() >= nextCleanup) {
+                        ledger.cleanup();
+                        nextCleanup = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    }
+                    if (taken == 0) {
+                        LockSupport.parkNanos(options.idlePause().toNanos());
+                    }
+                } catch (TransportUnavailableException | org.springframework.dao.DataAccessException e) {
+                    backoff = OutboxLedger.nextBackoff(backoff, options);
+                    state = new RelayState(RelayState.Status.BACKING_OFF, e.getMessage());
+                    log.warn("Polling relay {} backs off {} ms: {}", name, backoff.toMillis(), e.getMessage());
+                    listener.unavailable(e, backoff);
+                    LockSupport.parkNanos(backoff.toNanos());
+                }
+            }
+            state = new RelayState(RelayState.Status.STOPPED, "stopped");
+        } catch (RuntimeException | Error e) {
+            state = new RelayState(RelayState.Status.FAILED, e.toString());
+            log.error("Polling relay {} failed", name, e);
+            listener.failed(e);
+        } finally {
+            stopped.countDown();
+        }
+    }
+
+    private static OutboxMessage message(ResultSet rs) throws SQLException {
+        String headers = rs.getString("headers");
+        return new OutboxMessage(rs.getObject("id", UUID.class), rs.getString("tenant_id"), rs.getString("actor_id"),
+                rs.getString("aggregate_type"), rs.getString("aggregate_id"), rs.getString("event_type"),
+                rs.getInt("event_version"), rs.getString("payload"),
+                headers == null || headers.equals("{}") ? Map.of() : JSON.readValue(headers, HEADERS));
+    }
+
+    @Override
+    public RelayState state() {
+        return state;
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (!running) {
+                return;
+            }
+            running = false;
+        }
+        try {
+            if (!stopped.await(30, TimeUnit.SECONDS)) {
+                worker.interrupt();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package dev.once.relay;
+
+import java.time.Duration;
+
+/**
+ * How a relay runs. Immutable; start from {@link #ofDefaults()} and change with the {@code with*} methods.
+ *
+ * @param batchSize rows read and published per batch
+ * @param idlePause how long the polling relay waits when it found nothing to publish
+ * @param backoffMin first pause after Kafka was unavailable
+ * @param backoffMax longest pause between attempts while Kafka stays unavailable
+ * @param retention how long published rows are kept; {@link Duration#ZERO} deletes them as soon as they are published
+ * @param cleanupBatchSize rows deleted per statement by the retention cleanup
+ */
+public record RelayOptions(int batchSize, Duration idlePause, Duration backoffMin, Duration backoffMax, Duration retention,
+                           int cleanupBatchSize) {
+
+    public static final int BATCH_SIZE = 500;
+    public static final Duration IDLE_PAUSE = Duration.ofMillis(50);
+    public static final Duration BACKOFF_MIN = Duration.ofMillis(200);
+    public static final Duration BACKOFF_MAX = Duration.ofSeconds(10);
+    public static final Duration RETENTION = Duration.ZERO;
+    public static final int CLEANUP_BATCH_SIZE = 1_000;
+
+    public RelayOptions {
+        if (batchSize < 1 || cleanupBatchSize < 1) {
+            throw new IllegalArgumentException("batchSize and cleanupBatchSize must be at least 1");
+        }
+        if (retention.isNegative() || backoffMin.isNegative() || backoffMax.compareTo(backoffMin) < 0) {
+            throw new IllegalArgumentException("retention must not be negative and backoffMax >= backoffMin");
+        }
+    }
+
+    public static RelayOptions ofDefaults() {
+        return new RelayOptions(BATCH_SIZE, IDLE_PAUSE, BACKOFF_MIN, BACKOFF_MAX, RETENTION, CLEANUP_BATCH_SIZE);
+    }
+
+    public RelayOptions withBatchSize(int size) {
+        return new RelayOptions(size, idlePause, backoffMin, backoffMax, retention, cleanupBatchSize);
+    }
+
+    public RelayOptions withRetention(Duration keep) {
+        return new RelayOptions(batchSize, idlePause, backoffMin, backoffMax, keep, cleanupBatchSize);
+    }
+
+    public RelayOptions withBackoff(Duration min, Duration max) {
+        return new RelayOptions(batchSize, idlePause, min, max, retention, cleanupBatchSize);
+    }
+}
