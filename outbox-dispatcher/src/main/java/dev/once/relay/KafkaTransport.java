@@ -115,7 +115,9 @@ public final class KafkaTransport implements EventTransport {
             return null;
         } catch (ExecutionException e) {
             if (e.getCause() instanceof RetriableException) {
-                return null; // surfaces again when the batch is awaited
+                // e.g. no metadata within max.block.ms: the broker is unreachable, so give the whole batch up now
+                // rather than block once more for every record left in it
+                throw new TransportUnavailableException("Kafka unavailable: " + e.getCause().getMessage(), e.getCause());
             }
             return e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage();
         } catch (InterruptedException e) {

@@ -1,0 +1,84 @@
+package dev.once.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/** The relay contract for the Debezium CDC relay, plus leadership, stored offsets and the heartbeat. */
+class CdcRelayIT extends RelayContractIT {
+
+    static CdcSettings settings() {
+        String slot = ("once_" + db.schema()).toLowerCase();
+        return CdcSettings.of(db.server().jdbcUrl(), db.server().username(), db.server().password(), db.schema())
+                .withSlot(slot, slot).withTimings(Duration.ofMillis(500), Duration.ofMillis(200));
+    }
+
+    @Override
+    OutboxRelay newRelay(String name, EventTransport transport, RelayOptions options) {
+        return new CdcRelay(name, db.dataSource(), settings(), transport, options, RelayListener.NONE);
+    }
+
+    @AfterAll
+    static void dropSlot() {
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        String slot = settings().slotName();
+        await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM pg_replication_slots WHERE slot_name = ? AND active", Long.class, slot) == 0);
+        jdbc.queryForList("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = ?", slot);
+        jdbc.execute("DROP PUBLICATION IF EXISTS " + settings().publicationName());
+    }
+
+    @Test
+    void a_restart_resumes_from_the_stored_offset_instead_of_replaying_from_the_start() {
+        commitEvents(1, 3_000);
+        OutboxRelay first = started("first");
+        consumeUntil(prefix + ".order", 3_000);
+        first.close();
+        commitEvents(3_001, 500);
+
+        started("second");
+        Received received = consumeUntil(prefix + ".order", 3_500);
+
+        System.out.printf("CDC restart: %d records for 3500 events, %d duplicates%n", received.records().size(),
+                received.duplicates());
+        assertThat(received.duplicates()).as("replayed after the restart").isLessThan(1_000);
+        assertThat(new JdbcTemplate(db.dataSource()).queryForObject(
+                "SELECT count(*) FROM once_relay_offset WHERE store_key = ?", Long.class, settings().slotName())).isPositive();
+    }
+
+    @Test
+    void of_two_instances_only_the_leader_streams_and_the_standby_takes_over_when_it_dies() {
+        CdcRelay a = (CdcRelay) started("a");
+        CdcRelay b = (CdcRelay) started("b");
+        assertThat(a.isLeader() ^ b.isLeader()).as("exactly one leader").isTrue();
+        CdcRelay leader = a.isLeader() ? a : b;
+        CdcRelay standby = leader == a ? b : a;
+        assertThat(standby.state().status()).isEqualTo(OutboxRelay.RelayState.Status.STANDBY);
+        commitEvents(1, 2_000);
+        consumeUntil(prefix + ".order", 2_000);
+
+        leader.close();
+        commitEvents(2_001, 2_000);
+
+        await().atMost(Duration.ofSeconds(20)).until(standby::isLeader);
+        Received received = consumeUntil(prefix + ".order", 4_000);
+        assertThat(received.distinctEvents()).isEqualTo(4_000);
+        assertThat(received.outOfOrder()).isZero();
+    }
+
+    @Test
+    void on_a_quiet_database_the_heartbeat_moves_the_slot_forward() {
+        started("quiet");
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        String slot = settings().slotName();
+        String before = jdbc.queryForObject("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = ?",
+                String.class, slot);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> !before.equals(jdbc.queryForObject(
+                "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = ?", String.class, slot)));
+    }
+}
