@@ -259,6 +259,7 @@ public final class CdcRelay implements OutboxRelay {
             try {
                 EventTransport.Delivery delivery = transport.send(messages);
                 ledger.record(delivery);
+                OutboxLedger.reportLatency(messages, delivery, listener);
                 for (OutboxMessage m : messages) {
                     // held back by the transport behind a refused event of its aggregate: CDC will not see it again
                     if (!delivery.acknowledged().contains(m.id()) && !delivery.refused().containsKey(m.id())) {
@@ -318,7 +319,8 @@ public final class CdcRelay implements OutboxRelay {
         return new OutboxMessage(UUID.fromString(row.getString("id")), row.getString("tenant_id"),
                 row.getString("actor_id"), row.getString("aggregate_type"), row.getString("aggregate_id"),
                 row.getString("event_type"), row.getInt32("event_version"), row.getString("payload"),
-                headers == null || headers.equals("{}") ? Map.of() : JSON.readValue(headers, HEADERS));
+                headers == null || headers.equals("{}") ? Map.of() : JSON.readValue(headers, HEADERS),
+                source.getInt64("ts_ms") == null ? null : java.time.Instant.ofEpochMilli(source.getInt64("ts_ms")));
     }
 
     @Override

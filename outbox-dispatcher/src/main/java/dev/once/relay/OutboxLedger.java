@@ -66,6 +66,17 @@ final class OutboxLedger {
         return total;
     }
 
+    /** Reports commit-to-acknowledgement latency of every acknowledged message that knows its commit time. */
+    static void reportLatency(List<OutboxMessage> messages, EventTransport.Delivery delivery, RelayListener listener) {
+        java.time.Instant now = java.time.Instant.now();
+        java.util.Set<UUID> acked = new java.util.HashSet<>(delivery.acknowledged());
+        for (OutboxMessage m : messages) {
+            if (m.committedAt() != null && acked.contains(m.id())) {
+                listener.latency(Duration.between(m.committedAt(), now));
+            }
+        }
+    }
+
     static Duration nextBackoff(Duration current, RelayOptions options) {
         Duration doubled = current.isZero() ? options.backoffMin() : current.multipliedBy(2);
         return doubled.compareTo(options.backoffMax()) > 0 ? options.backoffMax() : doubled;

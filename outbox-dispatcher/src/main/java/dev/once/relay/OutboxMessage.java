@@ -8,9 +8,11 @@ import java.util.UUID;
  *
  * @param payloadJson the JSON payload, sent as the record value
  * @param headers the row's headers (e.g. {@code traceparent}), sent as record headers
+ * @param committedAt when the row was committed (CDC) or written (polling), for commit-to-ack latency; may be null
  */
 public record OutboxMessage(UUID id, String tenantId, String actorId, String aggregateType, String aggregateId,
-                            String eventType, int eventVersion, String payloadJson, Map<String, String> headers) {
+                            String eventType, int eventVersion, String payloadJson, Map<String, String> headers,
+                            java.time.Instant committedAt) {
 
     public OutboxMessage {
         headers = headers == null ? Map.of() : Map.copyOf(headers);

@@ -58,7 +58,7 @@ public final class PollingRelay implements OutboxRelay {
      */
     static final String CLAIM_ROWS = """
             SELECT id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
-                   payload::text AS payload, headers::text AS headers
+                   payload::text AS payload, headers::text AS headers, created_at
             FROM outbox_event
             WHERE published_at IS NULL AND parked_at IS NULL
               AND (aggregate_type, aggregate_id) IN (SELECT * FROM unnest(CAST(? AS text[]), CAST(? AS text[])))
@@ -124,6 +124,7 @@ public final class PollingRelay implements OutboxRelay {
             }
             EventTransport.Delivery delivery = transport.send(batch);
             ledger.record(delivery);
+            OutboxLedger.reportLatency(batch, delivery, listener);
             if (!delivery.acknowledged().isEmpty()) {
                 listener.published(delivery.acknowledged().size());
             }
@@ -177,7 +178,8 @@ public final class PollingRelay implements OutboxRelay {
         return new OutboxMessage(rs.getObject("id", UUID.class), rs.getString("tenant_id"), rs.getString("actor_id"),
                 rs.getString("aggregate_type"), rs.getString("aggregate_id"), rs.getString("event_type"),
                 rs.getInt("event_version"), rs.getString("payload"),
-                headers == null || headers.equals("{}") ? Map.of() : JSON.readValue(headers, HEADERS));
+                headers == null || headers.equals("{}") ? Map.of() : JSON.readValue(headers, HEADERS),
+                rs.getObject("created_at", java.time.OffsetDateTime.class).toInstant());
     }
 
     @Override

@@ -11,6 +11,10 @@ public interface RelayListener {
     default void published(int count) {
     }
 
+    /** One message went from commit to Kafka acknowledgement in {@code latency}. */
+    default void latency(Duration latency) {
+    }
+
     /** A message was parked with {@code reason}. */
     default void parked(String reason) {
     }
