@@ -18,10 +18,14 @@ public final class Benchmarks {
         switch (name) {
             case "claim" -> ClaimBenchmark.main(rest);
             case "guard" -> dev.once.benchmarks.guard.GuardBenchmark.main(rest);
+            case "relay" -> dev.once.benchmarks.relay.RelayBenchmark.main(rest);
             default -> {
-                System.err.println("Unknown benchmark '" + name + "'; known: claim, guard");
+                System.err.println("Unknown benchmark '" + name + "'; known: claim, guard, relay");
                 System.exit(2);
             }
         }
+        // embedded brokers and client threads are not daemons; a finished benchmark ends the JVM
+        System.out.flush();
+        System.exit(0);
     }
 }

@@ -31,7 +31,8 @@ import tools.jackson.databind.json.JsonMapper;
  *       lock connection, it stops its engine at once and a standby takes over.</li>
  *   <li><b>Offsets in PostgreSQL</b> ({@link JdbcOffsetBackingStore}), committed after Kafka acknowledged the batch:
  *       a new leader resumes where the last one stopped. After a crash the last uncommitted batch is sent again.</li>
- *   <li><b>No gap at first start.</b> The publication covers the outbox and heartbeat tables only; the first start
+ *   <li><b>No gap at first start.</b> The publication covers inserts into the outbox and heartbeat tables only
+ *       (deletes of published rows are never streamed back); the first start
  *       snapshots the rows still pending when the slot is created, so nothing committed earlier is lost.</li>
  *   <li><b>Heartbeat</b> rows keep the slot moving on a quiet database, so WAL does not pile up.</li>
  *   <li><b>Failures surface:</b> an engine failure is logged, reported to the listener and shown in {@link #state()},
@@ -190,8 +191,9 @@ public final class CdcRelay implements OutboxRelay {
         Long exists = jdbc.queryForObject(PUBLICATION_EXISTS, Long.class, settings.publicationName());
         if (exists == null || exists == 0) {
             try {
+                // inserts only: deletes of published rows and updates that park rows are never streamed back
                 jdbc.execute("CREATE PUBLICATION " + settings.publicationName() + " FOR TABLE " + settings.schema()
-                        + ".outbox_event, " + settings.schema() + ".once_relay_heartbeat");
+                        + ".outbox_event, " + settings.schema() + ".once_relay_heartbeat WITH (publish = 'insert')");
             } catch (org.springframework.dao.DataAccessException e) {
                 // another instance created it first
                 log.debug("Publication {} not created here: {}", settings.publicationName(), e.getMessage());
@@ -224,8 +226,10 @@ public final class CdcRelay implements OutboxRelay {
         p.setProperty("snapshot.select.statement.overrides." + outbox, "SELECT * FROM " + outbox
                 + " WHERE published_at IS NULL AND parked_at IS NULL ORDER BY seq");
         p.setProperty("heartbeat.interval.ms", Long.toString(settings.heartbeat().toMillis()));
-        p.setProperty("heartbeat.action.query", "INSERT INTO " + settings.schema() + ".once_relay_heartbeat (slot_name, beat_at)"
-                + " VALUES ('" + settings.slotName() + "', now()) ON CONFLICT (slot_name) DO UPDATE SET beat_at = now()");
+        String beats = settings.schema() + ".once_relay_heartbeat";
+        p.setProperty("heartbeat.action.query", "WITH previous AS (DELETE FROM " + beats + " WHERE slot_name = '"
+                + settings.slotName() + "') INSERT INTO " + beats + " (slot_name, beat_at) VALUES ('" + settings.slotName()
+                + "', now())");
         p.setProperty("tombstones.on.delete", "false");
         p.setProperty("max.batch.size", Integer.toString(Math.max(options.batchSize(), 512)));
         p.setProperty("max.queue.size", Integer.toString(Math.max(options.batchSize(), 512) * 4));
