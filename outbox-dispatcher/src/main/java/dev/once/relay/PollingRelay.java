@@ -20,10 +20,11 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The relay for databases without logical replication. Each batch is one transaction: it takes the advisory locks of
- * the aggregates among the oldest pending rows ({@link #LOCK_AGGREGATES}), locks those aggregates' pending rows in
+ * the aggregates among the oldest pending rows ({@link #LOCK_AGGREGATES}), reads those aggregates' pending rows in
  * {@code seq} order ({@link #CLAIM_ROWS}), publishes them, and deletes or marks them. Several instances run side by
- * side: an aggregate belongs to one relay at a time, so its events stay in order, while other aggregates flow
- * through the other relays. (A single statement with {@code SKIP LOCKED} cannot promise that: it may skip an
+ * side, and each runs {@link RelayOptions#workers()} batches at once the same way: an aggregate belongs to one batch at a
+ * time, so its events stay in order, while other aggregates flow
+ * through the other relays. (A single {@code FOR UPDATE SKIP LOCKED} statement cannot promise that: it may skip an
  * aggregate's early row and take a later one once the lock is released mid-scan.) A transaction is held only while its
  * batch is being acknowledged, which the transport bounds; when Kafka is unavailable the batch rolls back and the
  * relay backs off exponentially. An aggregate with a parked event waits behind it.
@@ -54,7 +55,9 @@ public final class PollingRelay implements OutboxRelay {
 
     /**
      * Step 2, a new statement and so a fresh snapshot: the pending rows of the locked aggregates, in seq order. No
-     * other relay holds any of them, so none is skipped, and an aggregate's events leave in order.
+     * other relay holds any of them, so none is skipped, and an aggregate's events leave in order. No row locks are
+     * taken: the aggregate locks already keep every other relay away, and locking thousands of rows per batch would
+     * only write to them.
      */
     static final String CLAIM_ROWS = """
             SELECT id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
@@ -64,7 +67,6 @@ public final class PollingRelay implements OutboxRelay {
               AND (aggregate_type, aggregate_id) IN (SELECT * FROM unnest(CAST(? AS text[]), CAST(? AS text[])))
             ORDER BY seq
             LIMIT ?
-            FOR UPDATE
             """;
 
     private static final Logger log = LoggerFactory.getLogger(PollingRelay.class);
@@ -80,8 +82,8 @@ public final class PollingRelay implements OutboxRelay {
     private final String name;
     private volatile RelayState state = new RelayState(RelayState.Status.STOPPED, "not started");
     private volatile boolean running;
-    private Thread worker;
-    private final CountDownLatch stopped = new CountDownLatch(1);
+    private final List<Thread> workers = new java.util.ArrayList<>();
+    private CountDownLatch stopped;
 
     public PollingRelay(String name, DataSource dataSource, EventTransport transport, RelayOptions options,
                         RelayListener listener) {
@@ -101,9 +103,13 @@ public final class PollingRelay implements OutboxRelay {
         }
         running = true;
         state = new RelayState(RelayState.Status.RUNNING, "polling");
-        worker = new Thread(this::loop, "once-polling-relay-" + name);
-        worker.setDaemon(true);
-        worker.start();
+        stopped = new CountDownLatch(options.workers());
+        for (int i = 0; i < options.workers(); i++) {
+            Thread worker = new Thread(this::loop, "once-polling-relay-" + name + "-" + i);
+            worker.setDaemon(true);
+            worker.start();
+            workers.add(worker);
+        }
     }
 
     /** Publishes one batch in one transaction; returns how many rows it took. Visible for operators' one-shot use. */
@@ -197,7 +203,7 @@ public final class PollingRelay implements OutboxRelay {
         }
         try {
             if (!stopped.await(30, TimeUnit.SECONDS)) {
-                worker.interrupt();
+                workers.forEach(Thread::interrupt);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -37,7 +37,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *   <li>latency: rows commit one per transaction at a steady rate; the relay reports commit-to-acknowledgement
  *       latency for each, and p50/p99 are printed.</li>
  * </ul>
- * Options: {@code --rows 100000 --rate 2000 --seconds 10 --relays polling,cdc}.
+ * Options: {@code --rows 100000 --rate 2000 --seconds 10 --relays polling,cdc --workers 2}.
  */
 public final class RelayBenchmark {
 
@@ -49,12 +49,14 @@ public final class RelayBenchmark {
         int rate = 2_000;
         int seconds = 10;
         List<String> relays = List.of("polling", "cdc");
+        int workers = RelayOptions.WORKERS;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--rows" -> rows = Integer.parseInt(args[i + 1]);
                 case "--rate" -> rate = Integer.parseInt(args[i + 1]);
                 case "--seconds" -> seconds = Integer.parseInt(args[i + 1]);
                 case "--relays" -> relays = List.of(args[i + 1].split(","));
+                case "--workers" -> workers = Integer.parseInt(args[i + 1]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -68,12 +70,12 @@ public final class RelayBenchmark {
                 Integer.toString(rows), "--record-size", "200", "--throughput", "-1", "--producer-props",
                 "bootstrap.servers=" + bootstrap, "acks=all", "enable.idempotence=true", "linger.ms=5"});
         for (String relay : relays) {
-            run(server, bootstrap, relay, rows, rate, seconds);
+            run(server, bootstrap, relay, rows, rate, seconds, workers);
         }
     }
 
-    private static void run(PostgresServer server, String bootstrap, String kind, int rows, int rate, int seconds)
-            throws Exception {
+    private static void run(PostgresServer server, String bootstrap, String kind, int rows, int rate, int seconds,
+                            int workers) throws Exception {
         String schema = "bench_relay_" + Long.toHexString(System.nanoTime());
         execute(server, "CREATE SCHEMA " + schema);
         String slot = schema.toLowerCase(Locale.ROOT);
@@ -90,7 +92,7 @@ public final class RelayBenchmark {
             };
             EventTransport transport = new KafkaTransport(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
                     TopicRouter.byAggregateType(prefix), Duration.ofSeconds(30));
-            RelayOptions options = RelayOptions.ofDefaults().withBatchSize(2_000);
+            RelayOptions options = RelayOptions.ofDefaults().withBatchSize(2_000).withWorkers(workers);
             OutboxRelay relay = kind.equals("cdc")
                     ? new CdcRelay("bench", ds, CdcSettings.of(server.jdbcUrl(), server.username(), server.password(), schema)
                             .withSlot(slot, slot), transport, options, listener)

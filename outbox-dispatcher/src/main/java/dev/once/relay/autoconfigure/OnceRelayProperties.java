@@ -29,6 +29,9 @@ public class OnceRelayProperties {
     /** Rows per batch. */
     private int batchSize = RelayOptions.BATCH_SIZE;
 
+    /** Batches the polling relay works on at once, each on aggregates of its own. */
+    private int workers = RelayOptions.WORKERS;
+
     /** How long published rows are kept; 0 deletes them once published. */
     private Duration retention = RelayOptions.RETENTION;
 
@@ -53,7 +56,7 @@ public class OnceRelayProperties {
     private Map<String, String> producer = new LinkedHashMap<>();
 
     public RelayOptions toOptions() {
-        return RelayOptions.ofDefaults().withBatchSize(batchSize).withRetention(retention);
+        return RelayOptions.ofDefaults().withBatchSize(batchSize).withRetention(retention).withWorkers(workers);
     }
 
     public boolean isEnabled() {
@@ -94,6 +97,14 @@ public class OnceRelayProperties {
 
     public void setBatchSize(int batchSize) {
         this.batchSize = batchSize;
+    }
+
+    public int getWorkers() {
+        return workers;
+    }
+
+    public void setWorkers(int workers) {
+        this.workers = workers;
     }
 
     public Duration getRetention() {
