@@ -71,6 +71,27 @@ class CdcRelayIT extends RelayContractIT {
     }
 
     @Test
+    void a_leader_that_loses_its_lock_connection_stops_streaming_and_leadership_moves_on() {
+        CdcRelay a = (CdcRelay) started("a");
+        CdcRelay b = (CdcRelay) started("b");
+        CdcRelay leader = a.isLeader() ? a : b;
+        CdcRelay standby = leader == a ? b : a;
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+
+        // the database ends the session that holds the leader lock, as a failover or a network cut would
+        jdbc.queryForList("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND classid = ?"
+                + " AND granted", Boolean.class, LeaderLock.LEADER_LOCK_SPACE);
+        commitEvents(1, 1_000);
+
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10)).until(() -> standby.isLeader()
+                || leader.state().status() == OutboxRelay.RelayState.Status.FAILED);
+        await().atMost(Duration.ofSeconds(30)).until(() -> standby.isLeader() ^ leader.isLeader());
+        Received received = consumeUntil(prefix + ".order", 1_000);
+        assertThat(received.distinctEvents()).isEqualTo(1_000);
+        assertThat(received.outOfOrder()).isZero();
+    }
+
+    @Test
     void on_a_quiet_database_the_heartbeat_moves_the_slot_forward() {
         started("quiet");
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
