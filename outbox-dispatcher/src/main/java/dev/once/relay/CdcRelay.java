@@ -262,19 +262,13 @@ public final class CdcRelay implements OutboxRelay {
         while (true) {
             try {
                 EventTransport.Delivery delivery = transport.send(messages);
-                ledger.record(delivery);
-                OutboxLedger.reportLatency(messages, delivery, listener);
+                ledger.record(messages, delivery, listener);
                 for (OutboxMessage m : messages) {
                     // held back by the transport behind a refused event of its aggregate: CDC will not see it again
                     if (!delivery.acknowledged().contains(m.id()) && !delivery.refused().containsKey(m.id())) {
                         jdbc.update(PARK_BEHIND, "waiting behind a parked event of " + m.aggregate(), m.id());
                     }
                 }
-                listener.published(delivery.acknowledged().size());
-                delivery.refused().forEach((id, reason) -> {
-                    log.warn("Outbox event {} parked: {}", id, reason);
-                    listener.parked(reason);
-                });
                 state = new RelayState(RelayState.Status.RUNNING, "leading slot " + settings.slotName());
                 return;
             } catch (TransportUnavailableException e) {

@@ -13,6 +13,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  */
 final class OutboxLedger {
 
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(OutboxLedger.class);
+
     static final String DELETE_PUBLISHED = "DELETE FROM outbox_event WHERE id = ANY(?)";
 
     static final String MARK_PUBLISHED = "UPDATE outbox_event SET published_at = now() WHERE id = ANY(?)";
@@ -36,8 +38,23 @@ final class OutboxLedger {
         this.options = options;
     }
 
-    /** Records what Kafka did with a batch: published rows deleted or marked, refused rows parked with their reason. */
-    void record(EventTransport.Delivery delivery) {
+    /**
+     * Records what Kafka did with {@code sent}: published rows deleted or marked, refused rows parked with their
+     * reason, and both reported to {@code listener} with each acknowledged row's commit-to-ack latency.
+     */
+    void record(List<OutboxMessage> sent, EventTransport.Delivery delivery, RelayListener listener) {
+        record(delivery);
+        reportLatency(sent, delivery, listener);
+        if (!delivery.acknowledged().isEmpty()) {
+            listener.published(delivery.acknowledged().size());
+        }
+        delivery.refused().forEach((id, reason) -> {
+            log.warn("Outbox event {} parked: {}", id, reason);
+            listener.parked(reason);
+        });
+    }
+
+    private void record(EventTransport.Delivery delivery) {
         List<UUID> done = delivery.acknowledged();
         if (!done.isEmpty()) {
             String sql = options.retention().isZero() ? DELETE_PUBLISHED : MARK_PUBLISHED;
@@ -67,7 +84,7 @@ final class OutboxLedger {
     }
 
     /** Reports commit-to-acknowledgement latency of every acknowledged message that knows its commit time. */
-    static void reportLatency(List<OutboxMessage> messages, EventTransport.Delivery delivery, RelayListener listener) {
+    private static void reportLatency(List<OutboxMessage> messages, EventTransport.Delivery delivery, RelayListener listener) {
         java.time.Instant now = java.time.Instant.now();
         java.util.Set<UUID> acked = new java.util.HashSet<>(delivery.acknowledged());
         for (OutboxMessage m : messages) {

@@ -128,16 +128,7 @@ public final class PollingRelay implements OutboxRelay {
             if (batch.isEmpty()) {
                 return 0;
             }
-            EventTransport.Delivery delivery = transport.send(batch);
-            ledger.record(delivery);
-            OutboxLedger.reportLatency(batch, delivery, listener);
-            if (!delivery.acknowledged().isEmpty()) {
-                listener.published(delivery.acknowledged().size());
-            }
-            delivery.refused().forEach((id, reason) -> {
-                log.warn("Outbox event {} parked: {}", id, reason);
-                listener.parked(reason);
-            });
+            ledger.record(batch, transport.send(batch), listener);
             return batch.size();
         });
         return taken == null ? 0 : taken;
