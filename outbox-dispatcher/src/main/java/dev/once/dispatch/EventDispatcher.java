@@ -1,0 +1,204 @@
+package dev.once.dispatch;
+
+import dev.once.idempotency.ClaimPolicy;
+import dev.once.idempotency.ClaimResult;
+import dev.once.idempotency.IdempotencyScope;
+import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.RequestFingerprint;
+import dev.once.idempotency.StoredResponse;
+import dev.once.relay.KafkaTransport;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Header;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.TransactionTemplate;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Runs each handler registered for a record's event type and version at most once per event, by claiming
+ * tenant + actor + {@code <event_type>:v<version>:<handler_key>} + event_id in the idempotency store first. A
+ * redelivery finds each handler's claim succeeded and skips it, so a record retried because one handler failed never
+ * re-runs the handlers that already succeeded. The request hash is the payload's fingerprint: the same event id with
+ * another payload is a conflict and is dead-lettered. Thread-safe.
+ */
+public final class EventDispatcher {
+
+    static final StoredResponse HANDLED = StoredResponse.of(200, null, new byte[0]);
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private final IdempotencyStore store;
+    private final TransactionTemplate transactional;
+    private final TransactionTemplate outside;
+    private final Map<String, List<HandlerRegistration>> handlers = new LinkedHashMap<>();
+    private final ClaimPolicy policy;
+
+    public EventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
+                           ClaimPolicy policy) {
+        this.store = store;
+        this.transactional = new TransactionTemplate(transactions);
+        this.transactional.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+        this.outside = new TransactionTemplate(transactions);
+        this.outside.setPropagationBehavior(TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
+        this.policy = policy;
+        for (HandlerRegistration r : registrations) {
+            handlers.computeIfAbsent(r.eventType() + ":v" + r.eventVersion(), k -> new java.util.ArrayList<>()).add(r);
+        }
+    }
+
+    /**
+     * Handles one record with every matching handler.
+     *
+     * @throws PoisonEventException when the record can never be handled
+     * @throws HandlerFailedException when a handler failed; handlers that succeeded are not run again on retry
+     */
+    public void dispatch(ConsumerRecord<String, byte[]> record) {
+        Envelope envelope = Envelope.read(record);
+        List<HandlerRegistration> matching = handlers.get(envelope.eventType() + ":v" + envelope.eventVersion());
+        if (matching == null) {
+            throw new PoisonEventException("No handler for " + envelope.eventType() + " v" + envelope.eventVersion());
+        }
+        List<HandlerFailedException> failures = new java.util.ArrayList<>();
+        for (HandlerRegistration registration : matching) {
+            try {
+                run(registration, envelope);
+            } catch (HandlerFailedException e) {
+                failures.add(e); // the other handlers still run: one failing never holds another back
+            } catch (dev.once.idempotency.InvalidScopeException | dev.once.idempotency.IdempotencyKeyException e) {
+                throw new PoisonEventException("Headers cannot scope a claim: " + e.getMessage());
+            }
+        }
+        if (!failures.isEmpty()) {
+            HandlerFailedException all = new HandlerFailedException(
+                    failures.stream().map(HandlerFailedException::handlerKey).toList(), failures.get(0).getCause());
+            failures.stream().skip(1).forEach(f -> all.addSuppressed(f.getCause()));
+            throw all;
+        }
+    }
+
+    private void run(HandlerRegistration registration, Envelope envelope) {
+        IdempotencyScope scope = IdempotencyScope.of(envelope.tenantId(), envelope.actorId(), registration.route(),
+                envelope.eventId().toString());
+        String hash = RequestFingerprint.ofJson(registration.route(), envelope.payload());
+        HandledEvent event = envelope.toEvent(registration.handlerKey());
+        if (registration.mode() == HandlerMode.TRANSACTIONAL) {
+            transactional.executeWithoutResult(tx -> {
+                ClaimResult claim = store.claim(scope, hash, policy);
+                if (claim instanceof ClaimResult.Claimed c) {
+                    invoke(registration, event);
+                    store.markSucceeded(c.token(), HANDLED).orThrow(c.token());
+                } else {
+                    settled(registration, claim);
+                }
+            });
+            return;
+        }
+        ClaimResult claim = outside.execute(s -> store.claim(scope, hash, policy));
+        if (claim instanceof ClaimResult.Claimed c) {
+            try {
+                invoke(registration, event);
+            } catch (HandlerFailedException e) {
+                outside.executeWithoutResult(s -> store.release(c.token()));
+                throw e;
+            }
+            outside.executeWithoutResult(s -> store.markSucceeded(c.token(), HANDLED).orThrow(c.token()));
+        } else {
+            settled(registration, claim);
+        }
+    }
+
+    /** What an existing claim means for this delivery: skip, wait, or poison. */
+    private static void settled(HandlerRegistration registration, ClaimResult claim) {
+        if (claim instanceof ClaimResult.Conflict) {
+            throw new PoisonEventException("Event id reused with another payload for " + registration.handlerKey()
+                    + " (IDEMPOTENCY_KEY_CONFLICT)");
+        }
+        if (claim instanceof ClaimResult.InProgress p) {
+            throw new HandlerFailedException(registration.handlerKey(),
+                    new IllegalStateException("another consumer holds this event for " + p.retryAfter()));
+        }
+        // Replay: already handled; Failed: dead-lettered before, re-run only when an operator retries it
+    }
+
+    private static void invoke(HandlerRegistration registration, HandledEvent event) {
+        try {
+            registration.handler().handle(event);
+        } catch (Exception e) {
+            throw new HandlerFailedException(registration.handlerKey(), e);
+        }
+    }
+
+    /** Marks the failed handler's claim {@code failed} after the last retry, so redeliveries do not re-run it. */
+    void markFailed(ConsumerRecord<String, byte[]> record, HandlerFailedException failure) {
+        Envelope envelope = Envelope.read(record);
+        List<HandlerRegistration> matching = handlers.getOrDefault(envelope.eventType() + ":v" + envelope.eventVersion(), List.of());
+        for (HandlerRegistration registration : matching) {
+            if (!failure.handlerKeys().contains(registration.handlerKey())) {
+                continue;
+            }
+            IdempotencyScope scope = IdempotencyScope.of(envelope.tenantId(), envelope.actorId(), registration.route(),
+                    envelope.eventId().toString());
+            String hash = RequestFingerprint.ofJson(registration.route(), envelope.payload());
+            outside.executeWithoutResult(s -> {
+                ClaimResult claim = store.claim(scope, hash, policy);
+                if (claim instanceof ClaimResult.Claimed c) {
+                    store.markFailed(c.token(), StoredResponse.of(500, "text/plain", String.valueOf(failure.getCause())));
+                }
+            });
+        }
+    }
+
+    /** The parts of a record the dispatcher needs, validated. */
+    record Envelope(UUID eventId, String tenantId, String actorId, String eventType, int eventVersion, byte[] payload,
+                    Map<String, String> headers) {
+
+        static Envelope read(ConsumerRecord<String, byte[]> record) {
+            Map<String, String> headers = new LinkedHashMap<>();
+            for (Header h : record.headers()) {
+                headers.put(h.key(), h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8));
+            }
+            UUID id;
+            try {
+                id = UUID.fromString(required(headers, KafkaTransport.EVENT_ID));
+            } catch (IllegalArgumentException e) {
+                throw new PoisonEventException("Header " + KafkaTransport.EVENT_ID + " is not a UUID");
+            }
+            int version;
+            try {
+                version = Integer.parseInt(required(headers, KafkaTransport.EVENT_VERSION));
+            } catch (NumberFormatException e) {
+                throw new PoisonEventException("Header " + KafkaTransport.EVENT_VERSION + " is not a number");
+            }
+            byte[] payload = record.value();
+            try {
+                if (payload == null) {
+                    throw new PoisonEventException("Record has no payload");
+                }
+                JSON.readTree(payload);
+            } catch (JacksonException e) {
+                throw new PoisonEventException("Payload is not JSON: " + e.getOriginalMessage());
+            }
+            return new Envelope(id, required(headers, KafkaTransport.TENANT_ID), required(headers, KafkaTransport.ACTOR_ID),
+                    required(headers, KafkaTransport.EVENT_TYPE), version, payload, headers);
+        }
+
+        private static String required(Map<String, String> headers, String name) {
+            String value = headers.get(name);
+            if (value == null || value.isBlank()) {
+                throw new PoisonEventException("Header " + name + " is missing");
+            }
+            return value;
+        }
+
+        HandledEvent toEvent(String handlerKey) {
+            return new HandledEvent(eventId, tenantId, actorId, eventType, eventVersion,
+                    new String(payload, StandardCharsets.UTF_8), headers, eventId + ":" + handlerKey);
+        }
+    }
+}

@@ -1,0 +1,112 @@
+package dev.once.dispatch;
+
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
+import org.springframework.kafka.core.DefaultKafkaProducerFactory;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.ConcurrentMessageListenerContainer;
+import org.springframework.kafka.listener.ContainerProperties;
+import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
+import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.listener.MessageListener;
+import org.springframework.util.backoff.ExponentialBackOff;
+
+/**
+ * Consumes outbox topics with spring-kafka and hands every record to the {@link EventDispatcher}. The offset of a
+ * record is committed after it was handled (the handlers' transactions have committed). Failures use spring-kafka's
+ * {@link DefaultErrorHandler}: a failing handler is retried with exponential backoff, then its claim is marked
+ * {@code failed} and the record goes to {@code <topic>.dlt} with headers {@code once-dlt-reason},
+ * {@code once-dlt-handler} and {@code once-dlt-attempts}; a poison record goes there at once. Either way the
+ * partition keeps flowing.
+ */
+public final class KafkaEventDispatcher implements AutoCloseable {
+
+    public static final String DLT_SUFFIX = ".dlt";
+    public static final String DLT_REASON = "once-dlt-reason";
+    public static final String DLT_HANDLER = "once-dlt-handler";
+    public static final String DLT_ATTEMPTS = "once-dlt-attempts";
+
+    private final ConcurrentMessageListenerContainer<String, byte[]> container;
+    private final DefaultKafkaProducerFactory<String, byte[]> dltProducer;
+
+    /**
+     * @param bootstrapServers Kafka
+     * @param groupId the consumer group; instances of one service share it
+     * @param maxAttempts deliveries of a record whose handler keeps failing, before it is dead-lettered
+     */
+    public KafkaEventDispatcher(String bootstrapServers, String groupId, EventDispatcher dispatcher, int concurrency,
+                                int maxAttempts, String... topics) {
+        Map<String, Object> consumer = new HashMap<>();
+        consumer.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        consumer.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        consumer.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        Map<String, Object> producer = new HashMap<>();
+        producer.put(org.apache.kafka.clients.producer.ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        this.dltProducer = new DefaultKafkaProducerFactory<>(producer, new StringSerializer(), new ByteArraySerializer());
+        DeadLetterPublishingRecoverer dlt = new DeadLetterPublishingRecoverer(new KafkaTemplate<>(dltProducer),
+                (record, e) -> new TopicPartition(record.topic() + DLT_SUFFIX, -1));
+        dlt.setHeadersFunction((record, e) -> {
+            Throwable cause = rootOnce(e);
+            RecordHeaders headers = new RecordHeaders();
+            headers.add(DLT_REASON, utf8(String.valueOf(cause.getMessage())));
+            headers.add(DLT_HANDLER, utf8(cause instanceof HandlerFailedException h ? h.handlerKey() : ""));
+            headers.add(DLT_ATTEMPTS, utf8(Integer.toString(cause instanceof PoisonEventException ? 1 : maxAttempts)));
+            return headers;
+        });
+        ExponentialBackOff backOff = new ExponentialBackOff(100, 2.0);
+        backOff.setMaxAttempts(maxAttempts - 1);
+        DefaultErrorHandler errors = new DefaultErrorHandler((record, e) -> {
+            @SuppressWarnings("unchecked")
+            ConsumerRecord<String, byte[]> typed = (ConsumerRecord<String, byte[]>) record;
+            if (rootOnce(e) instanceof HandlerFailedException failed) {
+                dispatcher.markFailed(typed, failed);
+            }
+            dlt.accept(record, e);
+        }, backOff);
+        errors.addNotRetryableExceptions(PoisonEventException.class);
+        ContainerProperties properties = new ContainerProperties(topics);
+        properties.setGroupId(groupId);
+        properties.setAckMode(ContainerProperties.AckMode.RECORD);
+        properties.setMessageListener((MessageListener<String, byte[]>) dispatcher::dispatch);
+        this.container = new ConcurrentMessageListenerContainer<>(
+                new DefaultKafkaConsumerFactory<>(consumer, new StringDeserializer(), new ByteArrayDeserializer()), properties);
+        this.container.setConcurrency(concurrency);
+        this.container.setCommonErrorHandler(errors);
+    }
+
+    public void start() {
+        container.start();
+    }
+
+    @Override
+    public void close() {
+        container.stop();
+        dltProducer.destroy();
+    }
+
+    /** The Once exception inside spring-kafka's wrapping, or the root cause. */
+    private static Throwable rootOnce(Throwable e) {
+        Throwable current = e;
+        while (current != null) {
+            if (current instanceof PoisonEventException || current instanceof HandlerFailedException) {
+                return current;
+            }
+            current = current.getCause();
+        }
+        return e;
+    }
+
+    private static byte[] utf8(String value) {
+        return value.getBytes(StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,15 @@
+package dev.once.dispatch;
+
+import dev.once.OnceException;
+
+/**
+ * A record no handler can ever process: unparseable payload, missing or malformed tenant / event_id headers, no
+ * handler for its type and version, or an event id reused with another payload. It goes to the dead-letter topic at
+ * once, and the partition keeps flowing.
+ */
+public class PoisonEventException extends OnceException {
+
+    public PoisonEventException(String message) {
+        super(message);
+    }
+}

@@ -1,0 +1,214 @@
+package dev.once.dispatch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.once.idempotency.ClaimPolicy;
+import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.OnceMigrations;
+import dev.once.relay.KafkaTransport;
+import dev.once.test.TestDatabase;
+import dev.once.test.TestKafka;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+
+/** Handlers take effect once per event on a real broker and a real PostgreSQL, whatever Kafka redelivers. */
+class KafkaEventDispatcherIT {
+
+    @RegisterExtension
+    static final TestDatabase db = TestDatabase.create().poolSize(8);
+
+    static JdbcTemplate jdbc;
+    static IdempotencyStore store;
+    static KafkaProducer<String, byte[]> producer;
+
+    String topic;
+    KafkaEventDispatcher dispatcher;
+    final Map<String, AtomicInteger> failuresLeft = new ConcurrentHashMap<>();
+
+    @BeforeAll
+    static void setUpAll() {
+        OnceMigrations.migrate(db.dataSource());
+        jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.execute("CREATE TABLE effect (handler text NOT NULL, event_id uuid NOT NULL, derived_key text NOT NULL)");
+        store = IdempotencyStore.create(db.dataSource());
+        Properties config = new Properties();
+        config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
+        producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());
+    }
+
+    @BeforeEach
+    void setUp() {
+        topic = "d" + UUID.randomUUID().toString().substring(0, 8) + ".order";
+        TestKafka.createTopic(topic, 2);
+        TestKafka.createTopic(topic + KafkaEventDispatcher.DLT_SUFFIX, 1);
+        jdbc.update("DELETE FROM effect");
+    }
+
+    @AfterEach
+    void stop() {
+        if (dispatcher != null) {
+            dispatcher.close();
+        }
+    }
+
+    /** projection (TRANSACTIONAL) writes its effect in the claim's transaction; mailer (LEASED) in its own. */
+    void start(int maxAttempts) {
+        EventHandler projection = event -> {
+            failIfScripted("projection");
+            jdbc.update("INSERT INTO effect VALUES ('projection', ?, ?)", event.eventId(), event.derivedKey());
+        };
+        EventHandler mailer = event -> {
+            failIfScripted("mailer");
+            jdbc.update("INSERT INTO effect VALUES ('mailer', ?, ?)", event.eventId(), event.derivedKey());
+        };
+        EventDispatcher core = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()), List.of(
+                HandlerRegistration.transactional("OrderPlaced", 1, "projection", projection),
+                HandlerRegistration.leased("OrderPlaced", 1, "mailer", mailer)), ClaimPolicy.ofDefaults());
+        dispatcher = new KafkaEventDispatcher(TestKafka.bootstrapServers(), "g-" + topic, core, 2, maxAttempts, topic);
+        dispatcher.start();
+    }
+
+    void failIfScripted(String handler) {
+        AtomicInteger left = failuresLeft.get(handler);
+        if (left != null && left.getAndDecrement() > 0) {
+            throw new IllegalStateException(handler + " is down");
+        }
+    }
+
+    UUID publish(UUID id, String payload, Map<String, String> headers) {
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "o-1", payload.getBytes(StandardCharsets.UTF_8));
+        headers.forEach((k, v) -> record.headers().add(k, v.getBytes(StandardCharsets.UTF_8)));
+        producer.send(record);
+        producer.flush();
+        return id;
+    }
+
+    UUID publish(UUID id) {
+        return publish(id, "{\"order\":\"" + id + "\"}", Map.of(KafkaTransport.EVENT_ID, id.toString(),
+                KafkaTransport.TENANT_ID, "acme", KafkaTransport.ACTOR_ID, "alice", KafkaTransport.EVENT_TYPE, "OrderPlaced",
+                KafkaTransport.EVENT_VERSION, "1"));
+    }
+
+    long effects(String handler, UUID id) {
+        return jdbc.queryForObject("SELECT count(*) FROM effect WHERE handler = ? AND event_id = ?", Long.class, handler, id);
+    }
+
+    @Test
+    void the_same_event_delivered_three_times_takes_effect_once_per_handler() {
+        start(3);
+        UUID id = UUID.randomUUID();
+
+        publish(id);
+        publish(id);
+        publish(id);
+        UUID marker = publish(UUID.randomUUID());
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> effects("projection", marker) == 1 && effects("mailer", marker) == 1);
+        assertThat(effects("projection", id)).isEqualTo(1);
+        assertThat(effects("mailer", id)).isEqualTo(1);
+        assertThat(jdbc.queryForObject("SELECT derived_key FROM effect WHERE handler = 'mailer' AND event_id = ?", String.class, id))
+                .isEqualTo(id + ":mailer");
+    }
+
+    @Test
+    void a_poison_record_goes_to_the_dead_letter_topic_and_the_partition_keeps_flowing() {
+        start(3);
+        publish(UUID.randomUUID(), "{}", Map.of(KafkaTransport.EVENT_ID, UUID.randomUUID().toString(),
+                KafkaTransport.EVENT_TYPE, "OrderPlaced", KafkaTransport.EVENT_VERSION, "1")); // no tenant
+        publish(UUID.randomUUID(), "not json", Map.of(KafkaTransport.EVENT_ID, UUID.randomUUID().toString(),
+                KafkaTransport.TENANT_ID, "acme", KafkaTransport.ACTOR_ID, "alice", KafkaTransport.EVENT_TYPE, "OrderPlaced",
+                KafkaTransport.EVENT_VERSION, "1"));
+        publish(UUID.randomUUID(), "{}", Map.of(KafkaTransport.EVENT_ID, UUID.randomUUID().toString(),
+                KafkaTransport.TENANT_ID, "acme", KafkaTransport.ACTOR_ID, "alice", KafkaTransport.EVENT_TYPE, "Unknown",
+                KafkaTransport.EVENT_VERSION, "7"));
+        UUID next = publish(UUID.randomUUID());
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> effects("projection", next) == 1);
+        List<ConsumerRecord<String, byte[]>> dead = deadLetters(3);
+        assertThat(dead).extracting(r -> header(r, KafkaEventDispatcher.DLT_REASON)).containsExactlyInAnyOrder(
+                "Header tenant_id is missing", "No handler for Unknown v7",
+                dead.stream().map(r -> header(r, KafkaEventDispatcher.DLT_REASON)).filter(s -> s.startsWith("Payload is not JSON"))
+                        .findFirst().orElse("a not-JSON reason"));
+        assertThat(dead).allSatisfy(r -> assertThat(header(r, KafkaEventDispatcher.DLT_ATTEMPTS)).isEqualTo("1"));
+    }
+
+    @Test
+    void a_handler_that_fails_twice_then_succeeds_takes_effect_once() {
+        failuresLeft.put("projection", new AtomicInteger(2));
+        start(4);
+        UUID id = publish(UUID.randomUUID());
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> effects("projection", id) == 1);
+        assertThat(effects("mailer", id)).as("the other handler ran once, not once per retry").isEqualTo(1);
+    }
+
+    @Test
+    void a_handler_that_always_fails_is_dead_lettered_marked_failed_and_does_not_block_the_next_record() {
+        failuresLeft.put("projection", new AtomicInteger(1_000));
+        start(3);
+        UUID doomed = publish(UUID.randomUUID());
+
+        List<ConsumerRecord<String, byte[]>> dead = deadLetters(1);
+        assertThat(header(dead.get(0), KafkaEventDispatcher.DLT_HANDLER)).isEqualTo("projection");
+        assertThat(header(dead.get(0), KafkaEventDispatcher.DLT_ATTEMPTS)).isEqualTo("3");
+        assertThat(header(dead.get(0), KafkaEventDispatcher.DLT_REASON)).contains("projection is down");
+        assertThat(effects("projection", doomed)).isZero();
+        assertThat(effects("mailer", doomed)).as("the succeeding handler is not re-run").isEqualTo(1);
+        assertThat(jdbc.queryForObject("SELECT status FROM idempotency_record WHERE idempotency_key = ? AND route LIKE '%:projection'",
+                String.class, doomed.toString())).isEqualTo("failed");
+
+        failuresLeft.put("projection", new AtomicInteger(0));
+        UUID next = publish(UUID.randomUUID());
+        await().atMost(Duration.ofSeconds(60)).until(() -> effects("projection", next) == 1);
+        publish(doomed);
+        UUID marker = publish(UUID.randomUUID());
+        await().atMost(Duration.ofSeconds(60)).until(() -> effects("projection", marker) == 1);
+        assertThat(effects("projection", doomed)).as("a failed claim is not re-run on redelivery").isZero();
+    }
+
+    List<ConsumerRecord<String, byte[]>> deadLetters(int count) {
+        Properties config = new Properties();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, "dlt-" + UUID.randomUUID());
+        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(config, new StringDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(topic + KafkaEventDispatcher.DLT_SUFFIX));
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+                return records.size() >= count;
+            });
+        }
+        return records;
+    }
+
+    static String header(ConsumerRecord<String, byte[]> record, String name) {
+        var header = record.headers().lastHeader(name);
+        return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+    }
+}
