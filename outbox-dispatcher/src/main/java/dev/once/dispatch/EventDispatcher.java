@@ -99,7 +99,7 @@ public final class EventDispatcher {
             });
             return;
         }
-        ClaimResult claim = outside.execute(s -> store.claim(scope, hash, policy));
+        ClaimResult claim = claimLeased(scope, hash);
         if (claim instanceof ClaimResult.Claimed c) {
             try {
                 invoke(registration, event);
@@ -110,6 +110,27 @@ public final class EventDispatcher {
             outside.executeWithoutResult(s -> store.markSucceeded(c.token(), HANDLED).orThrow(c.token()));
         } else {
             settled(registration, claim);
+        }
+    }
+
+    /**
+     * Claims for a LEASED handler. While another consumer holds the lease (a redelivery after a rebalance, or a
+     * consumer that died mid-handler), this delivery waits for the lease to lapse or the claim to settle, by the
+     * database clock, rather than spending retry attempts: the partition waits, which keeps its order.
+     */
+    private ClaimResult claimLeased(IdempotencyScope scope, String hash) {
+        while (true) {
+            ClaimResult claim = outside.execute(s -> store.claim(scope, hash, policy));
+            if (!(claim instanceof ClaimResult.InProgress p)) {
+                return claim;
+            }
+            long pause = Math.max(20, Math.min(p.retryAfter().toMillis(), 1_000));
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return claim;
+            }
         }
     }
 
