@@ -191,6 +191,88 @@ class KafkaEventDispatcherIT {
         assertThat(effects("projection", doomed)).as("a failed claim is not re-run on redelivery").isZero();
     }
 
+    @Test
+    void two_consumers_with_one_joining_and_one_leaving_mid_stream_give_exactly_one_effect_per_event_and_handler() {
+        TestKafka.createTopic(topic + ".wide", 4);
+        EventDispatcher core = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()), List.of(
+                HandlerRegistration.transactional("OrderPlaced", 1, "projection", event ->
+                        jdbc.update("INSERT INTO effect VALUES ('projection', ?, ?)", event.eventId(), event.derivedKey())),
+                HandlerRegistration.leased("OrderPlaced", 1, "mailer", event ->
+                        jdbc.update("INSERT INTO effect VALUES ('mailer', ?, ?)", event.eventId(), event.derivedKey()))),
+                ClaimPolicy.ofDefaults());
+        String wide = topic + ".wide";
+        KafkaEventDispatcher first = new KafkaEventDispatcher(TestKafka.bootstrapServers(), "g-" + wide, core, 1, 3, wide);
+        first.start();
+        for (int i = 0; i < 5_000; i++) {
+            UUID id = UUID.randomUUID();
+            ProducerRecord<String, byte[]> record = new ProducerRecord<>(wide, "o-" + (i % 97),
+                    ("{\"n\":" + i + "}").getBytes(StandardCharsets.UTF_8));
+            Map.of(KafkaTransport.EVENT_ID, id.toString(), KafkaTransport.TENANT_ID, "acme", KafkaTransport.ACTOR_ID, "alice",
+                    KafkaTransport.EVENT_TYPE, "OrderPlaced", KafkaTransport.EVENT_VERSION, "1")
+                    .forEach((k, v) -> record.headers().add(k, v.getBytes(StandardCharsets.UTF_8)));
+            producer.send(record);
+        }
+        producer.flush();
+
+        await().atMost(Duration.ofSeconds(120)).until(() -> effectCount("projection") >= 1_000);
+        KafkaEventDispatcher second = new KafkaEventDispatcher(TestKafka.bootstrapServers(), "g-" + wide, core, 1, 3, wide);
+        second.start(); // joins: the group rebalances
+        await().atMost(Duration.ofSeconds(120)).until(() -> effectCount("projection") >= 3_000);
+        first.close(); // leaves: the group rebalances again
+        try {
+            await().atMost(Duration.ofSeconds(180)).until(() -> effectCount("projection") == 5_000 && effectCount("mailer") == 5_000);
+        } finally {
+            second.close();
+        }
+
+        for (String handler : List.of("projection", "mailer")) {
+            assertThat(effectCount(handler)).isEqualTo(5_000);
+            assertThat(jdbc.queryForObject("SELECT count(DISTINCT event_id) FROM effect WHERE handler = ?", Long.class, handler))
+                    .as("no duplicates for " + handler).isEqualTo(5_000);
+        }
+    }
+
+    @Test
+    void a_consumer_stopped_in_the_middle_of_a_handler_leaves_no_effect_and_the_restart_takes_effect_once() throws Exception {
+        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        AtomicInteger calls = new AtomicInteger();
+        EventDispatcher core = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()), List.of(
+                HandlerRegistration.transactional("OrderPlaced", 1, "projection", event -> {
+                    jdbc.update("INSERT INTO effect VALUES ('projection', ?, ?)", event.eventId(), event.derivedKey());
+                    if (calls.incrementAndGet() == 1) {
+                        entered.countDown();
+                        release.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                        throw new IllegalStateException("the consumer went away mid-handler");
+                    }
+                })), ClaimPolicy.ofDefaults());
+        KafkaEventDispatcher first = new KafkaEventDispatcher(TestKafka.bootstrapServers(), "g-" + topic, core, 1, 3, topic);
+        first.start();
+        UUID id = publish(UUID.randomUUID());
+        assertThat(entered.await(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+        Thread stopping = new Thread(first::close);
+        stopping.start();
+        release.countDown();
+        stopping.join(60_000);
+        assertThat(effects("projection", id)).as("the handler's transaction never committed").isZero();
+
+        KafkaEventDispatcher second = new KafkaEventDispatcher(TestKafka.bootstrapServers(), "g-" + topic, core, 1, 3, topic);
+        second.start();
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> effects("projection", id) == 1);
+            UUID marker = publish(UUID.randomUUID());
+            await().atMost(Duration.ofSeconds(60)).until(() -> effects("projection", marker) == 1);
+        } finally {
+            second.close();
+        }
+        assertThat(effects("projection", id)).isEqualTo(1);
+    }
+
+    long effectCount(String handler) {
+        return jdbc.queryForObject("SELECT count(*) FROM effect WHERE handler = ?", Long.class, handler);
+    }
+
     List<ConsumerRecord<String, byte[]>> deadLetters(int count) {
         Properties config = new Properties();
         config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
