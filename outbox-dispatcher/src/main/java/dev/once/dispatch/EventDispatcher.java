@@ -8,6 +8,7 @@ import dev.once.idempotency.RequestFingerprint;
 import dev.once.idempotency.StoredResponse;
 import dev.once.relay.KafkaTransport;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,15 +39,22 @@ public final class EventDispatcher {
     private final TransactionTemplate outside;
     private final Map<String, List<HandlerRegistration>> handlers = new LinkedHashMap<>();
     private final ClaimPolicy policy;
+    private final DispatchListener listener;
 
     public EventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
                            ClaimPolicy policy) {
+        this(store, transactions, registrations, policy, DispatchListener.NONE);
+    }
+
+    public EventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
+                           ClaimPolicy policy, DispatchListener listener) {
         this.store = store;
         this.transactional = new TransactionTemplate(transactions);
         this.transactional.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
         this.outside = new TransactionTemplate(transactions);
         this.outside.setPropagationBehavior(TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
         this.policy = policy;
+        this.listener = listener;
         for (HandlerRegistration r : registrations) {
             handlers.computeIfAbsent(r.eventType() + ":v" + r.eventVersion(), k -> new java.util.ArrayList<>()).add(r);
         }
@@ -135,7 +143,7 @@ public final class EventDispatcher {
     }
 
     /** What an existing claim means for this delivery: skip, wait, or poison. */
-    private static void settled(HandlerRegistration registration, ClaimResult claim) {
+    private void settled(HandlerRegistration registration, ClaimResult claim) {
         if (claim instanceof ClaimResult.Conflict) {
             throw new PoisonEventException("Event id reused with another payload for " + registration.handlerKey()
                     + " (IDEMPOTENCY_KEY_CONFLICT)");
@@ -145,14 +153,22 @@ public final class EventDispatcher {
                     new IllegalStateException("another consumer holds this event for " + p.retryAfter()));
         }
         // Replay: already handled; Failed: dead-lettered before, re-run only when an operator retries it
+        listener.skippedDuplicate(registration.handlerKey());
     }
 
-    private static void invoke(HandlerRegistration registration, HandledEvent event) {
+    DispatchListener listener() {
+        return listener;
+    }
+
+    private void invoke(HandlerRegistration registration, HandledEvent event) {
+        long start = System.nanoTime();
         try {
             registration.handler().handle(event);
         } catch (Exception e) {
+            listener.failed(registration.handlerKey());
             throw new HandlerFailedException(registration.handlerKey(), e);
         }
+        listener.handled(registration.handlerKey(), Duration.ofNanos(System.nanoTime() - start));
     }
 
     /** Marks the failed handler's claim {@code failed} after the last retry, so redeliveries do not re-run it. */

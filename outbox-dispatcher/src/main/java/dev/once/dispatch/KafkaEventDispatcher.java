@@ -46,6 +46,15 @@ public final class KafkaEventDispatcher implements AutoCloseable {
      */
     public KafkaEventDispatcher(String bootstrapServers, String groupId, EventDispatcher dispatcher, int concurrency,
                                 int maxAttempts, String... topics) {
+        this(bootstrapServers, groupId, dispatcher, concurrency, maxAttempts, null, topics);
+    }
+
+    /**
+     * As above; with a Micrometer {@code registry}, the consumers' own metrics (among them
+     * {@code kafka.consumer.fetch.manager.records.lag.max}) are bound to it.
+     */
+    public KafkaEventDispatcher(String bootstrapServers, String groupId, EventDispatcher dispatcher, int concurrency,
+                                int maxAttempts, io.micrometer.core.instrument.MeterRegistry registry, String... topics) {
         Map<String, Object> consumer = new HashMap<>();
         consumer.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         consumer.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
@@ -72,14 +81,19 @@ public final class KafkaEventDispatcher implements AutoCloseable {
                 dispatcher.markFailed(typed, failed);
             }
             dlt.accept(record, e);
+            dispatcher.listener().deadLettered(String.valueOf(rootOnce(e).getMessage()));
         }, backOff);
         errors.addNotRetryableExceptions(PoisonEventException.class);
         ContainerProperties properties = new ContainerProperties(topics);
         properties.setGroupId(groupId);
         properties.setAckMode(ContainerProperties.AckMode.RECORD);
         properties.setMessageListener((MessageListener<String, byte[]>) dispatcher::dispatch);
-        this.container = new ConcurrentMessageListenerContainer<>(
-                new DefaultKafkaConsumerFactory<>(consumer, new StringDeserializer(), new ByteArrayDeserializer()), properties);
+        DefaultKafkaConsumerFactory<String, byte[]> consumers =
+                new DefaultKafkaConsumerFactory<>(consumer, new StringDeserializer(), new ByteArrayDeserializer());
+        if (registry != null) {
+            consumers.addListener(new org.springframework.kafka.core.MicrometerConsumerListener<>(registry));
+        }
+        this.container = new ConcurrentMessageListenerContainer<>(consumers, properties);
         this.container.setConcurrency(concurrency);
         this.container.setCommonErrorHandler(errors);
     }
@@ -89,8 +103,10 @@ public final class KafkaEventDispatcher implements AutoCloseable {
     }
 
     @Override
-    public void close() {
-        container.stop();
+    public synchronized void close() {
+        if (container.isRunning()) {
+            container.stop();
+        }
         dltProducer.destroy();
     }
 

@@ -1,0 +1,25 @@
+package dev.once.dispatch;
+
+import java.time.Duration;
+
+/** Observes the dispatcher; the default does nothing. Micrometer binding lives in the autoconfiguration. Thread-safe. */
+public interface DispatchListener {
+
+    DispatchListener NONE = new DispatchListener() { };
+
+    /** A handler ran and its claim completed. */
+    default void handled(String handlerKey, Duration elapsed) {
+    }
+
+    /** A redelivery found the handler's claim settled and skipped it. */
+    default void skippedDuplicate(String handlerKey) {
+    }
+
+    /** A handler threw; the record will be retried or dead-lettered. */
+    default void failed(String handlerKey) {
+    }
+
+    /** A record went to the dead-letter topic. */
+    default void deadLettered(String reason) {
+    }
+}

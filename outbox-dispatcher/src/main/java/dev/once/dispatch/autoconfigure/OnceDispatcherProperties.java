@@ -1,0 +1,89 @@
+package dev.once.dispatch.autoconfigure;
+
+import dev.once.idempotency.IdempotencyDefaults;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/** {@code once.dispatcher.*}: the Kafka consumers that run registered handlers exactly once. */
+@ConfigurationProperties("once.dispatcher")
+public class OnceDispatcherProperties {
+
+    /** Whether the dispatcher runs. It starts only when topics are configured. */
+    private boolean enabled = true;
+
+    /** Kafka bootstrap servers; empty means spring.kafka.bootstrap-servers. */
+    private String bootstrapServers = "";
+
+    /** The consumer group; every instance of the service shares it. */
+    private String groupId = "once-dispatcher";
+
+    /** Topics to consume, e.g. once.account. */
+    private List<String> topics = new ArrayList<>();
+
+    /** Consumer threads per instance. */
+    private int concurrency = 1;
+
+    /** Deliveries of a record whose handler keeps failing before it is dead-lettered. */
+    private int maxAttempts = 3;
+
+    /** The lease of LEASED handlers' claims. */
+    private Duration lease = IdempotencyDefaults.LEASE;
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public String getBootstrapServers() {
+        return bootstrapServers;
+    }
+
+    public void setBootstrapServers(String bootstrapServers) {
+        this.bootstrapServers = bootstrapServers;
+    }
+
+    public String getGroupId() {
+        return groupId;
+    }
+
+    public void setGroupId(String groupId) {
+        this.groupId = groupId;
+    }
+
+    public List<String> getTopics() {
+        return topics;
+    }
+
+    public void setTopics(List<String> topics) {
+        this.topics = topics;
+    }
+
+    public int getConcurrency() {
+        return concurrency;
+    }
+
+    public void setConcurrency(int concurrency) {
+        this.concurrency = concurrency;
+    }
+
+    public int getMaxAttempts() {
+        return maxAttempts;
+    }
+
+    public void setMaxAttempts(int maxAttempts) {
+        this.maxAttempts = maxAttempts;
+    }
+
+    public Duration getLease() {
+        return lease;
+    }
+
+    public void setLease(Duration lease) {
+        this.lease = lease;
+    }
+}
