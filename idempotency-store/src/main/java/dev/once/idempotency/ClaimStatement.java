@@ -32,7 +32,7 @@ final class ClaimStatement {
             INSERT INTO idempotency_record
                 (tenant_id, user_id, route, idempotency_key, request_hash, status, locked_until, expires_at)
             VALUES (?, ?, ?, ?, ?, 'processing',
-                    now() + CAST(? AS bigint) * interval '1 millisecond', now() + CAST(? AS bigint) * interval '1 millisecond')
+                    statement_timestamp() + CAST(? AS bigint) * interval '1 millisecond', statement_timestamp() + CAST(? AS bigint) * interval '1 millisecond')
             ON CONFLICT ON CONSTRAINT idempotency_record_scope_uk DO NOTHING
             RETURNING id
             """;
@@ -49,7 +49,7 @@ final class ClaimStatement {
             INSERT INTO idempotency_record
                 (tenant_id, user_id, route, idempotency_key, request_hash, status, locked_until, expires_at)
             SELECT ?, ?, ?, ?, ?, 'processing',
-                   now() + CAST(? AS bigint) * interval '1 millisecond', now() + CAST(? AS bigint) * interval '1 millisecond'
+                   statement_timestamp() + CAST(? AS bigint) * interval '1 millisecond', statement_timestamp() + CAST(? AS bigint) * interval '1 millisecond'
             FROM durability
             ON CONFLICT ON CONSTRAINT idempotency_record_scope_uk DO NOTHING
             RETURNING id
@@ -60,17 +60,17 @@ final class ClaimStatement {
             WITH req AS (
                 SELECT CAST(? AS text) AS tenant_id, CAST(? AS text) AS user_id, CAST(? AS text) AS route,
                        CAST(? AS text) AS idempotency_key, CAST(? AS text) AS request_hash,
-                       now() + CAST(? AS bigint) * interval '1 millisecond' AS locked_until,
-                       now() + CAST(? AS bigint) * interval '1 millisecond' AS expires_at,
+                       statement_timestamp() + CAST(? AS bigint) * interval '1 millisecond' AS locked_until,
+                       statement_timestamp() + CAST(? AS bigint) * interval '1 millisecond' AS expires_at,
                        CAST(? AS boolean) AS retry_failed
             ), existing AS (
                 SELECT r.id, r.status, r.request_hash, r.fencing_token, r.locked_until, r.expires_at,
                        r.response_code, r.response_content_type, r.response_headers::text AS response_headers,
                        r.response_body, r.response_body_omitted, r.task_id, r.outbox_event_id,
                        (r.status = 'expired'
-                         OR (r.expires_at <= now() AND (r.status <> 'processing' OR r.locked_until <= now()))
+                         OR (r.expires_at <= statement_timestamp() AND (r.status <> 'processing' OR r.locked_until <= statement_timestamp()))
                          OR (r.request_hash = req.request_hash
-                             AND ((r.status = 'processing' AND r.locked_until <= now())
+                             AND ((r.status = 'processing' AND r.locked_until <= statement_timestamp())
                                OR (r.status = 'failed' AND req.retry_failed)))) AS reclaimable
                 FROM idempotency_record r
                 JOIN req ON r.tenant_id = req.tenant_id AND r.user_id = req.user_id
@@ -86,11 +86,11 @@ final class ClaimStatement {
                     response_code = NULL, response_content_type = NULL, response_headers = NULL,
                     response_body = NULL, response_body_omitted = false, task_id = NULL, outbox_event_id = NULL,
                     locked_until = EXCLUDED.locked_until, expires_at = EXCLUDED.expires_at,
-                    claimed_at = now(), updated_at = now()
+                    claimed_at = statement_timestamp(), updated_at = statement_timestamp()
                 WHERE r.status = 'expired'
-                   OR (r.expires_at <= now() AND (r.status <> 'processing' OR r.locked_until <= now()))
+                   OR (r.expires_at <= statement_timestamp() AND (r.status <> 'processing' OR r.locked_until <= statement_timestamp()))
                    OR (r.request_hash = EXCLUDED.request_hash
-                       AND ((r.status = 'processing' AND r.locked_until <= now())
+                       AND ((r.status = 'processing' AND r.locked_until <= statement_timestamp())
                          OR (r.status = 'failed' AND (SELECT retry_failed FROM req))))
                 RETURNING r.id, r.fencing_token, r.locked_until
             )
@@ -99,15 +99,15 @@ final class ClaimStatement {
                    CAST(NULL AS text) AS response_headers, CAST(NULL AS bytea) AS response_body,
                    false AS response_body_omitted, CAST(NULL AS text) AS task_id, CAST(NULL AS uuid) AS outbox_event_id,
                    CASE WHEN e.id IS NULL THEN 'FRESH'
-                        WHEN e.status = 'processing' AND e.expires_at > now() THEN 'LEASE_RECLAIMED'
-                        WHEN e.status = 'failed' AND e.expires_at > now() THEN 'FAILED_RETRY'
+                        WHEN e.status = 'processing' AND e.expires_at > statement_timestamp() THEN 'LEASE_RECLAIMED'
+                        WHEN e.status = 'failed' AND e.expires_at > statement_timestamp() THEN 'FAILED_RETRY'
                         ELSE 'EXPIRED_REUSED' END AS kind,
-                   false AS reclaimable, now() AS db_now
+                   false AS reclaimable, statement_timestamp() AS db_now
             FROM claimed c LEFT JOIN existing e ON true
             UNION ALL
             SELECT false, e.id, e.status, e.request_hash, e.fencing_token, e.locked_until, e.response_code,
                    e.response_content_type, e.response_headers, e.response_body, e.response_body_omitted, e.task_id,
-                   e.outbox_event_id, NULL, e.reclaimable, now()
+                   e.outbox_event_id, NULL, e.reclaimable, statement_timestamp()
             FROM existing e
             WHERE NOT EXISTS (SELECT 1 FROM claimed)
             """;

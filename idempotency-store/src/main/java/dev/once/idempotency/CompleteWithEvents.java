@@ -10,33 +10,32 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Completion with outbox rows in one statement: the events are inserted and the record is completed (binding the
- * first event's id) by a single {@code WITH … INSERT … UPDATE}, so a guarded request pays one round trip for its
- * outbox rows and its completion together. Runs in the caller's transaction; when the token is stale the caller rolls
- * that transaction back, taking the inserted rows with it (PostgreSQL runs a data-modifying {@code WITH} to
- * completion whether or not the outer statement reads it).
+ * Completion with outbox rows in one statement: the record is completed (binding the first event's id) and, only if
+ * that update matched, the events are inserted, by a single {@code WITH … UPDATE … INSERT … WHERE EXISTS}, so a
+ * guarded request pays one round trip for its outbox rows and its completion together, and a stale token writes
+ * nothing at all. Runs in the caller's transaction.
  */
 final class CompleteWithEvents {
 
     static final String COMPLETE_WITH_EVENTS = """
-            WITH events AS (
-                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,
-                                          event_version, payload, headers)
-                SELECT e.id, e.tenant_id, e.actor_id, e.aggregate_type, e.aggregate_id, e.event_type, e.event_version,
-                       CAST(e.payload AS jsonb), CAST(e.headers AS jsonb)
-                FROM unnest(CAST(? AS uuid[]), CAST(? AS text[]), CAST(? AS text[]), CAST(? AS text[]),
-                            CAST(? AS text[]), CAST(? AS text[]), CAST(? AS integer[]), CAST(? AS text[]),
-                            CAST(? AS text[]))
-                     AS e(id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload,
-                          headers)
+            WITH done AS (
+                UPDATE idempotency_record
+                SET status = 'succeeded', response_code = ?, response_content_type = ?,
+                    response_headers = CAST(? AS jsonb), response_body = ?, response_body_omitted = ?,
+                    task_id = COALESCE(?, task_id), outbox_event_id = ?,
+                    locked_until = NULL, updated_at = statement_timestamp()
+                WHERE id = ? AND fencing_token = ? AND status = 'processing'
                 RETURNING id
             )
-            UPDATE idempotency_record
-            SET status = 'succeeded', response_code = ?, response_content_type = ?,
-                response_headers = CAST(? AS jsonb), response_body = ?, response_body_omitted = ?,
-                task_id = COALESCE(?, task_id), outbox_event_id = ?,
-                locked_until = NULL, updated_at = now()
-            WHERE id = ? AND fencing_token = ? AND status = 'processing'
+            INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
+                                      payload, headers)
+            SELECT e.id, e.tenant_id, e.actor_id, e.aggregate_type, e.aggregate_id, e.event_type, e.event_version,
+                   CAST(e.payload AS jsonb), CAST(e.headers AS jsonb)
+            FROM unnest(CAST(? AS uuid[]), CAST(? AS text[]), CAST(? AS text[]), CAST(? AS text[]),
+                        CAST(? AS text[]), CAST(? AS text[]), CAST(? AS integer[]), CAST(? AS text[]),
+                        CAST(? AS text[]))
+                 AS e(id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload, headers)
+            WHERE EXISTS (SELECT 1 FROM done)
             """;
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
@@ -44,7 +43,7 @@ final class CompleteWithEvents {
     private CompleteWithEvents() {
     }
 
-    /** Binds the events' columns as arrays, then the completion; the events must carry their ids. */
+    /** Binds the completion, then the events' columns as arrays; returns the rows inserted (0 when stale). */
     static int execute(JdbcTemplate jdbc, ClaimToken token, StoredResponse stored, String taskId,
                        List<OutboxEvent> events) {
         return jdbc.update(COMPLETE_WITH_EVENTS, ps -> {
@@ -65,14 +64,14 @@ final class CompleteWithEvents {
                 text[6][i] = e.headers().isEmpty() ? "{}" : JSON.writeValueAsString(e.headers());
             }
             Connection c = ps.getConnection();
-            ps.setArray(1, c.createArrayOf("uuid", ids));
+            bindCompletion(ps, 1, token, stored, taskId, n == 0 ? null : ids[0]);
+            ps.setArray(10, c.createArrayOf("uuid", ids));
             for (int column = 0; column < 5; column++) {
-                ps.setArray(2 + column, c.createArrayOf("text", text[column]));
+                ps.setArray(11 + column, c.createArrayOf("text", text[column]));
             }
-            ps.setArray(7, c.createArrayOf("int4", versions));
-            ps.setArray(8, c.createArrayOf("text", text[5]));
-            ps.setArray(9, c.createArrayOf("text", text[6]));
-            bindCompletion(ps, 10, token, stored, taskId, n == 0 ? null : ids[0]);
+            ps.setArray(16, c.createArrayOf("int4", versions));
+            ps.setArray(17, c.createArrayOf("text", text[5]));
+            ps.setArray(18, c.createArrayOf("text", text[6]));
         });
     }
 

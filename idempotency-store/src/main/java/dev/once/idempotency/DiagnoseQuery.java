@@ -13,7 +13,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 final class DiagnoseQuery {
 
     static final String DIAGNOSE = """
-            SELECT now() AS db_now, r.id, r.status, r.request_hash, r.fencing_token, r.response_code,
+            SELECT statement_timestamp() AS db_now, r.id, r.status, r.request_hash, r.fencing_token, r.response_code,
                    r.response_content_type, r.response_headers::text AS response_headers, r.response_body,
                    r.response_body_omitted, r.task_id, r.outbox_event_id, r.locked_until, r.expires_at,
                    r.created_at, r.updated_at

@@ -17,7 +17,7 @@ import javax.sql.DataSource;
  * short transactions and refuse to run inside one. READ COMMITTED (PostgreSQL's default) is assumed.
  *
  * <h2>Several instances</h2>
- * Every decision is made by PostgreSQL, against a unique constraint and the database clock ({@code now()}), never by
+ * Every decision is made by PostgreSQL, against a unique constraint and the database clock ({@code statement_timestamp()}), never by
  * in-memory state or an application clock: any number of instances may share one database.
  *
  * <p>Implementations are thread-safe.

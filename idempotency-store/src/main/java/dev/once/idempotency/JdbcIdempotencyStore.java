@@ -19,23 +19,23 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
             SET status = ?, response_code = ?, response_content_type = ?, response_headers = CAST(? AS jsonb),
                 response_body = ?, response_body_omitted = ?,
                 task_id = COALESCE(?, task_id), outbox_event_id = COALESCE(?, outbox_event_id),
-                locked_until = NULL, updated_at = now()
+                locked_until = NULL, updated_at = statement_timestamp()
             WHERE id = ? AND fencing_token = ? AND status = 'processing'
             """;
 
     static final String BIND_TASK = """
-            UPDATE idempotency_record SET task_id = ?, updated_at = now()
+            UPDATE idempotency_record SET task_id = ?, updated_at = statement_timestamp()
             WHERE id = ? AND fencing_token = ? AND status = 'processing'
             """;
 
     static final String BIND_OUTBOX_EVENT = """
-            UPDATE idempotency_record SET outbox_event_id = ?, updated_at = now()
+            UPDATE idempotency_record SET outbox_event_id = ?, updated_at = statement_timestamp()
             WHERE id = ? AND fencing_token = ? AND status = 'processing'
             """;
 
     /** Released records expire at once, so that any request, whatever its body, may claim the key next. */
     static final String RELEASE = """
-            UPDATE idempotency_record SET status = 'expired', locked_until = NULL, expires_at = now(), updated_at = now()
+            UPDATE idempotency_record SET status = 'expired', locked_until = NULL, expires_at = statement_timestamp(), updated_at = statement_timestamp()
             WHERE id = ? AND fencing_token = ? AND status = 'processing'
             """;
 
@@ -79,7 +79,8 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
                 throw new IllegalArgumentException("Events completed with a claim must carry their id; use UuidV7.next()");
             }
         }
-        return result(CompleteWithEvents.execute(jdbc, token, withinLimit(response), taskId, events));
+        return CompleteWithEvents.execute(jdbc, token, withinLimit(response), taskId, events) > 0
+                ? TransitionResult.APPLIED : TransitionResult.STALE;
     }
 
     @Override

@@ -34,7 +34,17 @@ public final class RequestFingerprint {
      * @param body the request body, or {@code null} for none
      */
     public static String of(String method, Route route, String contentType, byte[] body) {
-        String head = "method=" + (method == null ? "" : method.toUpperCase(Locale.ROOT)) + "\nroute=" + route.value();
+        return of(method, route, null, contentType, body);
+    }
+
+    /**
+     * The fingerprint of an HTTP request that also covers its concrete target: {@code target} is the request path
+     * with its parameters in a canonical order (e.g. {@code /accounts/42/withdrawals?amount=10}), so the same key
+     * reused on {@code /accounts/43/withdrawals}, or with other parameters, is a conflict and never a replay.
+     */
+    public static String of(String method, Route route, String target, String contentType, byte[] body) {
+        String head = "method=" + (method == null ? "" : method.toUpperCase(Locale.ROOT)) + "\nroute=" + route.value()
+                + (target == null ? "" : "\ntarget=" + target);
         return hash(head, isJson(contentType), body == null ? EMPTY : body);
     }
 

@@ -15,25 +15,25 @@ final class Sweeps {
 
     static final String COUNT_EXPIRABLE = """
             SELECT count(*) FROM idempotency_record
-            WHERE status <> 'expired' AND expires_at <= now() AND (status <> 'processing' OR locked_until <= now())
+            WHERE status <> 'expired' AND expires_at <= statement_timestamp() AND (status <> 'processing' OR locked_until <= statement_timestamp())
             """;
 
     static final String EXPIRE_BATCH = """
             WITH batch AS (
                 SELECT id FROM idempotency_record
-                WHERE status <> 'expired' AND expires_at <= now() AND (status <> 'processing' OR locked_until <= now())
+                WHERE status <> 'expired' AND expires_at <= statement_timestamp() AND (status <> 'processing' OR locked_until <= statement_timestamp())
                 ORDER BY expires_at
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
             )
-            UPDATE idempotency_record r SET status = 'expired', locked_until = NULL, updated_at = now()
+            UPDATE idempotency_record r SET status = 'expired', locked_until = NULL, updated_at = statement_timestamp()
             FROM batch WHERE r.id = batch.id
             """;
 
     static final String PURGE_BATCH = """
             DELETE FROM idempotency_record WHERE id IN (
                 SELECT id FROM idempotency_record
-                WHERE status = 'expired' AND expires_at <= now() - CAST(? AS bigint) * interval '1 millisecond'
+                WHERE status = 'expired' AND expires_at <= statement_timestamp() - CAST(? AS bigint) * interval '1 millisecond'
                 ORDER BY expires_at
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
@@ -42,11 +42,11 @@ final class Sweeps {
 
     static final String FIND_STUCK = """
             SELECT id, tenant_id, user_id, route, idempotency_key, claimed_at, locked_until, fencing_token,
-                   CAST(EXTRACT(EPOCH FROM (now() - claimed_at)) * 1000 AS bigint) AS age_ms,
-                   locked_until <= now() AS lease_lapsed
+                   CAST(EXTRACT(EPOCH FROM (statement_timestamp() - claimed_at)) * 1000 AS bigint) AS age_ms,
+                   locked_until <= statement_timestamp() AS lease_lapsed
             FROM idempotency_record
             WHERE status = 'processing'
-              AND (locked_until <= now() OR claimed_at <= now() - CAST(? AS bigint) * interval '1 millisecond')
+              AND (locked_until <= statement_timestamp() OR claimed_at <= statement_timestamp() - CAST(? AS bigint) * interval '1 millisecond')
               AND (CAST(? AS text) IS NULL OR tenant_id = CAST(? AS text))
             ORDER BY claimed_at
             LIMIT ?

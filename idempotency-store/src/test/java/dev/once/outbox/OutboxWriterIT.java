@@ -110,6 +110,23 @@ class OutboxWriterIT {
     }
 
     @Test
+    void completing_a_stale_claim_with_events_writes_no_event() {
+        dev.once.idempotency.IdempotencyStore store = dev.once.idempotency.IdempotencyStore.create(db.dataSource());
+        var scope = dev.once.idempotency.IdempotencyScope.of("acme", "alice",
+                dev.once.idempotency.Route.http("POST", "/accounts"), UUID.randomUUID().toString());
+        var claimed = (dev.once.idempotency.ClaimResult.Claimed) store.claim(scope, "v1:x",
+                dev.once.idempotency.ClaimPolicy.ofDefaults());
+        store.release(claimed.token());
+        OutboxEvent event = accountCreated("a-stale").withId(UuidV7.next());
+
+        var result = store.markSucceeded(claimed.token(), dev.once.idempotency.StoredResponse.of(201, "application/json", "{}"),
+                null, List.of(event)); // no transaction: autocommit, and still nothing may be written
+
+        assertThat(result).isEqualTo(dev.once.idempotency.TransitionResult.STALE);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE id = ?", Long.class, event.id())).isZero();
+    }
+
+    @Test
     void payloads_must_be_json_and_required_fields_present() {
         assertThatThrownBy(() -> OutboxEvent.builder().tenantId("t").actorId("a").aggregate("x", "1").type("T", 1)
                 .payloadJson("{not json").build()).hasMessageContaining("payload is not JSON");

@@ -135,11 +135,22 @@ public final class IdempotencyMutationGuard {
     private GuardResult fail(ClaimToken token, IdempotencyPolicy policy, StoredResponse response) {
         if (policy.isTransient(response.statusCode())) {
             outside.executeWithoutResult(s -> store.release(token));
-        } else {
-            listener.onOutcome("failed");
-            outside.executeWithoutResult(s -> store.markFailed(token, response));
+            return new GuardResult.Completed(response, null, null, false);
         }
-        return new GuardResult.Completed(response, null, null, false);
+        listener.onOutcome("failed");
+        StoredResponse stored = response;
+        try {
+            outside.executeWithoutResult(s -> store.markFailed(token, response));
+        } catch (ResponseTooLargeException e) {
+            // the error response itself is over the limit: store (and answer) the small problem that says so
+            stored = Problems.response(500, "Internal Server Error", e.getMessage(), "IDEMPOTENCY_RESPONSE_TOO_LARGE");
+            StoredResponse problem = stored;
+            outside.executeWithoutResult(s -> store.markFailed(token, problem));
+        } catch (RuntimeException e) {
+            releaseQuietly(token);
+            throw e;
+        }
+        return new GuardResult.Completed(stored, null, null, false);
     }
 
     private void releaseQuietly(ClaimToken token) {

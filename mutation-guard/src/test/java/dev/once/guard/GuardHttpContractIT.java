@@ -135,6 +135,25 @@ class GuardHttpContractIT {
     }
 
     @Test
+    void the_same_key_and_body_on_another_resource_or_with_other_parameters_is_a_conflict_not_a_replay() {
+        String key = UUID.randomUUID().toString();
+        String note = "{\"text\":\"call back\"}";
+        HttpResponse<String> first = http.post("/accounts/" + UUID.randomUUID() + "/notes", "alice", key, note);
+
+        HttpResponse<String> otherAccount = http.post("/accounts/" + UUID.randomUUID() + "/notes", "alice", key, note);
+
+        assertThat(first.statusCode()).isEqualTo(201);
+        assertProblem(otherAccount, 422, "IDEMPOTENCY_KEY_CONFLICT");
+        String path = "/accounts/" + UUID.randomUUID() + "/notes";
+        String key2 = UUID.randomUUID().toString();
+        assertThat(http.post(path + "?priority=high", "alice", key2, note).statusCode()).isEqualTo(201);
+        assertProblem(http.post(path + "?priority=low", "alice", key2, note), 422, "IDEMPOTENCY_KEY_CONFLICT");
+        assertThat(http.post(path + "?priority=high", "alice", key2, note).headers().firstValue("Idempotent-Replayed"))
+                .hasValue("true");
+        assertThat(probe.runs("notes")).isEqualTo(2);
+    }
+
+    @Test
     void while_the_first_request_runs_a_repeat_gets_409_with_retry_after() {
         String key = UUID.randomUUID().toString();
         probe.close();

@@ -46,6 +46,8 @@ public final class CdcRelay implements OutboxRelay {
     private static final TypeReference<Map<String, String>> HEADERS = new TypeReference<>() { };
 
     static final String PUBLICATION_EXISTS = "SELECT count(*) FROM pg_publication WHERE pubname = ?";
+    static final String PUBLICATION_PUBLISHES_MORE =
+            "SELECT count(*) FROM pg_publication WHERE pubname = ? AND (pubupdate OR pubdelete OR pubtruncate)";
     static final String SLOT_ACTIVE = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = ? AND active";
     static final String PARKED_AGGREGATES = """
             SELECT DISTINCT aggregate_type || '/' || aggregate_id FROM outbox_event
@@ -118,7 +120,9 @@ public final class CdcRelay implements OutboxRelay {
                         backoff = Duration.ZERO;
                     } else if (!leader) {
                         state = new RelayState(RelayState.Status.STANDBY, "another instance leads " + settings.slotName());
-                    } else if (!lock.stillHeld() || engineFailure != null) {
+                    } else if (lock.stillHeld() && engineFailure == null) {
+                        cleanupIfDue();
+                    } else {
                         String why = engineFailure != null ? "engine failed: " + engineFailure : "lost the leader lock";
                         log.error("CDC relay {} steps down: {}", name, why);
                         stepDown(lock);
@@ -135,6 +139,20 @@ public final class CdcRelay implements OutboxRelay {
                 LockSupport.parkNanos(settings.leaderPoll().toNanos());
             }
             stepDown(lock);
+        }
+    }
+
+    private long nextCleanup = System.nanoTime();
+
+    /** The leader deletes published rows past the retention period, in bounded batches, every 10 seconds. */
+    private void cleanupIfDue() {
+        if (System.nanoTime() - nextCleanup >= 0) {
+            try {
+                ledger.cleanup();
+            } catch (RuntimeException e) {
+                log.warn("CDC relay {} retention cleanup failed: {}", name, e.toString());
+            }
+            nextCleanup = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         }
     }
 
@@ -195,9 +213,16 @@ public final class CdcRelay implements OutboxRelay {
                 jdbc.execute("CREATE PUBLICATION " + settings.publicationName() + " FOR TABLE " + settings.schema()
                         + ".outbox_event, " + settings.schema() + ".once_relay_heartbeat WITH (publish = 'insert')");
             } catch (org.springframework.dao.DataAccessException e) {
-                // another instance created it first
-                log.debug("Publication {} not created here: {}", settings.publicationName(), e.getMessage());
+                Long now = jdbc.queryForObject(PUBLICATION_EXISTS, Long.class, settings.publicationName());
+                if (now == null || now == 0) {
+                    throw e; // not a race with another instance (e.g. no permission): say so
+                }
             }
+        }
+        Long broader = jdbc.queryForObject(PUBLICATION_PUBLISHES_MORE, Long.class, settings.publicationName());
+        if (broader != null && broader > 0) {
+            log.warn("Publication {} also publishes updates or deletes; narrowing it to inserts", settings.publicationName());
+            jdbc.execute("ALTER PUBLICATION " + settings.publicationName() + " SET (publish = 'insert')");
         }
     }
 

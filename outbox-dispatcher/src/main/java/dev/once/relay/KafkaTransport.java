@@ -19,7 +19,6 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -91,7 +90,7 @@ public final class KafkaTransport implements EventTransport {
                 entry.getValue().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
                 acknowledged.add(entry.getKey());
             } catch (ExecutionException e) {
-                if (e.getCause() instanceof RetriableException || e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {
+                if (!recordSpecific(e.getCause())) {
                     throw new TransportUnavailableException("Kafka did not acknowledge: " + e.getCause().getMessage(), e.getCause());
                 }
                 refused.put(entry.getKey(), e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage());
@@ -114,9 +113,9 @@ public final class KafkaTransport implements EventTransport {
             future.get();
             return null;
         } catch (ExecutionException e) {
-            if (e.getCause() instanceof RetriableException) {
-                // e.g. no metadata within max.block.ms: the broker is unreachable, so give the whole batch up now
-                // rather than block once more for every record left in it
+            if (!recordSpecific(e.getCause())) {
+                // e.g. no metadata within max.block.ms, or an authorization error: not this record's fault, so give
+                // the whole batch up now (it stays pending) rather than park it or block again for every record
                 throw new TransportUnavailableException("Kafka unavailable: " + e.getCause().getMessage(), e.getCause());
             }
             return e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage();
@@ -124,6 +123,17 @@ public final class KafkaTransport implements EventTransport {
             Thread.currentThread().interrupt();
             return null;
         }
+    }
+
+    /**
+     * Whether Kafka refused this record for what it is (and would refuse it again), rather than because the broker,
+     * the topic or the credentials are unavailable: only such records are parked.
+     */
+    static boolean recordSpecific(Throwable cause) {
+        return cause instanceof org.apache.kafka.common.errors.RecordTooLargeException
+                || cause instanceof org.apache.kafka.common.errors.RecordBatchTooLargeException
+                || cause instanceof org.apache.kafka.common.InvalidRecordException
+                || cause instanceof org.apache.kafka.common.errors.SerializationException;
     }
 
     private ProducerRecord<String, byte[]> toRecord(OutboxMessage message) {

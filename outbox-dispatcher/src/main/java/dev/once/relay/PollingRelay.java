@@ -35,21 +35,22 @@ public final class PollingRelay implements OutboxRelay {
     static final int AGGREGATE_LOCK_SPACE = 0x0CE0_0001;
 
     /**
-     * Step 1: take the advisory locks of the aggregates among the oldest pending rows. Holding an aggregate's lock is
-     * what entitles a relay to its rows; a relay that cannot get it leaves the aggregate alone for this batch.
+     * Step 1: take the advisory locks of the aggregates among the oldest pending rows of aggregates without a parked
+     * event (filtered before the window, so a parked aggregate never crowds the others out). Holding an aggregate's
+     * lock is what entitles a relay to its rows; a relay that cannot get it leaves the aggregate alone this batch.
      */
     static final String LOCK_AGGREGATES = """
             SELECT c.aggregate_type, c.aggregate_id
             FROM (SELECT aggregate_type, aggregate_id, min(seq) AS first_seq
-                  FROM (SELECT aggregate_type, aggregate_id, seq FROM outbox_event
+                  FROM (SELECT aggregate_type, aggregate_id, seq FROM outbox_event e
                         WHERE published_at IS NULL AND parked_at IS NULL
+                          AND NOT EXISTS (SELECT 1 FROM outbox_event p
+                                          WHERE p.parked_at IS NOT NULL
+                                            AND p.aggregate_type = e.aggregate_type AND p.aggregate_id = e.aggregate_id)
                         ORDER BY seq
                         LIMIT ?) AS oldest
                   GROUP BY aggregate_type, aggregate_id) AS c
-            WHERE NOT EXISTS (SELECT 1 FROM outbox_event p
-                              WHERE p.parked_at IS NOT NULL
-                                AND p.aggregate_type = c.aggregate_type AND p.aggregate_id = c.aggregate_id)
-              AND pg_try_advisory_xact_lock(?, hashtext(c.aggregate_type || '/' || c.aggregate_id))
+            WHERE pg_try_advisory_xact_lock(?, hashtext(c.aggregate_type || '/' || c.aggregate_id))
             ORDER BY c.first_seq
             """;
 
@@ -152,7 +153,8 @@ public final class PollingRelay implements OutboxRelay {
                     if (taken == 0) {
                         LockSupport.parkNanos(options.idlePause().toNanos());
                     }
-                } catch (TransportUnavailableException | org.springframework.dao.DataAccessException e) {
+                } catch (RuntimeException e) {
+                    // Kafka or the database is unavailable (or a batch could not be read): keep the worker alive
                     backoff = OutboxLedger.nextBackoff(backoff, options);
                     state = new RelayState(RelayState.Status.BACKING_OFF, e.getMessage());
                     log.warn("Polling relay {} backs off {} ms: {}", name, backoff.toMillis(), e.getMessage());

@@ -29,8 +29,8 @@ import org.springframework.web.servlet.HandlerMapping;
 
 /**
  * Runs each call of an {@link Idempotent} controller method through the {@link IdempotencyMutationGuard}: validates
- * the key, scopes it to the authenticated principal and the route template, fingerprints method, route and body, and
- * answers with the guard's result. The HTTP contract (IETF Idempotency-Key draft, Stripe):
+ * the key, scopes it to the authenticated principal and the route template, fingerprints method, route, concrete path,
+ * query and form parameters and body, and answers with the guard's result. The HTTP contract (IETF Idempotency-Key draft, Stripe):
  * <ul>
  *   <li>no key on a route that requires one: 400 IDEMPOTENCY_KEY_MISSING; a malformed key: 400 IDEMPOTENCY_KEY_INVALID;</li>
  *   <li>same key, different request: 422 IDEMPOTENCY_KEY_CONFLICT;</li>
@@ -93,7 +93,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
         Route template = Route.of(request.getMethod() + " "
                 + request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE));
         IdempotencyScope scope = new IdempotencyScope(principal.get().tenantId(), principal.get().userId(), template, key);
-        String hash = RequestFingerprint.of(request.getMethod(), template, request.getContentType(),
+        String hash = RequestFingerprint.of(request.getMethod(), template, target(request), request.getContentType(),
                 RequestBodyCapture.body(request));
         GuardResult result = guard.run(MutationRequest.of(scope, hash), policy, context -> {
             CurrentMutation.set(context);
@@ -104,6 +104,27 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
             }
         });
         return conversion.toEntity(result);
+    }
+
+    /**
+     * The concrete path and every query or form parameter, sorted by name (values in their order): what the route
+     * template leaves out, so that it is part of the request's identity.
+     */
+    static String target(HttpServletRequest request) {
+        StringBuilder target = new StringBuilder(request.getRequestURI());
+        java.util.Map<String, String[]> parameters = new java.util.TreeMap<>(request.getParameterMap());
+        char separator = '?';
+        for (java.util.Map.Entry<String, String[]> parameter : parameters.entrySet()) {
+            for (String value : parameter.getValue()) {
+                target.append(separator).append(encode(parameter.getKey())).append('=').append(encode(value));
+                separator = '&';
+            }
+        }
+        return target.toString();
+    }
+
+    private static String encode(String value) {
+        return java.net.URLEncoder.encode(value, java.nio.charset.StandardCharsets.UTF_8);
     }
 
     private static Object proceed(MethodInvocation invocation) throws Exception {

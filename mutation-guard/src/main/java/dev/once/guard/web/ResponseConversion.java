@@ -29,6 +29,7 @@ import org.springframework.http.converter.HttpMessageConverter;
 final class ResponseConversion {
 
     static final String REPLAYED_HEADER = "Idempotent-Replayed";
+    static final String BODY_OMITTED_HEADER = "Idempotent-Response-Body-Omitted";
 
     private final List<HttpMessageConverter<?>> converters;
     private final Set<String> replayedHeaders;
@@ -66,7 +67,9 @@ final class ResponseConversion {
             StoredResponse response = completed.response();
             ResponseEntity.BodyBuilder builder = ResponseEntity.status(response.statusCode());
             response.headers().forEach(builder::header);
-            if (response.contentType() != null) {
+            if (response.bodyOmitted()) {
+                builder.header(BODY_OMITTED_HEADER, "true"); // and no Content-Type: there is no body to parse
+            } else if (response.contentType() != null) {
                 builder.header(HttpHeaders.CONTENT_TYPE, response.contentType());
             }
             if (completed.replayed()) {

@@ -9,8 +9,9 @@ import org.springframework.security.core.context.SecurityContextHolder;
 
 /**
  * The default with Spring Security: the user is the authenticated {@link Authentication}'s name, and the tenant is
- * its first authority that starts with the configured prefix ({@code TENANT_acme} is tenant {@code acme}), else the
- * configured default tenant. Anonymous requests have no principal.
+ * its one authority that starts with the configured prefix ({@code TENANT_acme} is tenant {@code acme}), else the
+ * configured default tenant (empty refuses users without a tenant). A user with several tenant authorities is
+ * refused, never scoped by chance. Anonymous requests have no principal.
  */
 public final class SecurityPrincipalResolver implements IdempotencyPrincipalResolver {
 
@@ -28,10 +29,15 @@ public final class SecurityPrincipalResolver implements IdempotencyPrincipalReso
         if (auth == null || !auth.isAuthenticated() || auth instanceof AnonymousAuthenticationToken) {
             return Optional.empty();
         }
-        String tenant = auth.getAuthorities().stream().map(GrantedAuthority::getAuthority)
+        java.util.List<String> tenants = auth.getAuthorities().stream().map(GrantedAuthority::getAuthority)
                 .filter(a -> a != null && a.startsWith(tenantAuthorityPrefix) && a.length() > tenantAuthorityPrefix.length())
                 .map(a -> a.substring(tenantAuthorityPrefix.length()))
-                .findFirst().orElse(defaultTenant);
-        return tenant == null ? Optional.empty() : Optional.of(new IdempotencyPrincipal(tenant, auth.getName()));
+                .distinct().toList();
+        if (tenants.size() > 1) {
+            return Optional.empty(); // ambiguous: a retry could land in another tenant's scope, so refuse (401)
+        }
+        String tenant = tenants.isEmpty() ? defaultTenant : tenants.get(0);
+        return tenant == null || tenant.isEmpty() ? Optional.empty()
+                : Optional.of(new IdempotencyPrincipal(tenant, auth.getName()));
     }
 }

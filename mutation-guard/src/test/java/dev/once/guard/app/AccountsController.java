@@ -97,6 +97,14 @@ public class AccountsController {
         return ResponseEntity.status(HttpStatus.ACCEPTED).body(Map.of("task_id", taskId));
     }
 
+    @Idempotent
+    @PostMapping("/accounts/{id}/notes")
+    public ResponseEntity<Map<String, Object>> addNote(@PathVariable UUID id, @RequestBody Map<String, Object> body,
+                                                       @org.springframework.web.bind.annotation.RequestParam(defaultValue = "normal") String priority) {
+        probe.ran("notes");
+        return ResponseEntity.status(HttpStatus.CREATED).body(Map.of("account", id.toString(), "priority", priority));
+    }
+
     /** Not declared idempotent: untouched by Once even when a client sends a key. */
     @PostMapping("/accounts/unguarded")
     public ResponseEntity<Map<String, Object>> createUnguarded(@RequestBody CreateAccount body, Authentication user) {
