@@ -19,8 +19,9 @@ public final class Benchmarks {
             case "claim" -> ClaimBenchmark.main(rest);
             case "guard" -> dev.once.benchmarks.guard.GuardBenchmark.main(rest);
             case "relay" -> dev.once.benchmarks.relay.RelayBenchmark.main(rest);
+            case "dispatch" -> dev.once.benchmarks.dispatch.DispatchBenchmark.main(rest);
             default -> {
-                System.err.println("Unknown benchmark '" + name + "'; known: claim, guard, relay");
+                System.err.println("Unknown benchmark '" + name + "'; known: claim, guard, relay, dispatch");
                 System.exit(2);
             }
         }

@@ -22,8 +22,9 @@ import org.springframework.kafka.listener.MessageListener;
 import org.springframework.util.backoff.ExponentialBackOff;
 
 /**
- * Consumes outbox topics with spring-kafka and hands every record to the {@link EventDispatcher}. The offset of a
- * record is committed after it was handled (the handlers' transactions have committed). Failures use spring-kafka's
+ * Consumes outbox topics with spring-kafka and hands every record to the {@link EventDispatcher}. Offsets are
+ * committed after every record of a poll was handled (its handlers' transactions have committed); a redelivery after
+ * a crash is absorbed by the claims, so committing per poll rather than per record loses nothing. Failures use spring-kafka's
  * {@link DefaultErrorHandler}: a failing handler is retried with exponential backoff, then its claim is marked
  * {@code failed} and the record goes to {@code <topic>.dlt} with headers {@code once-dlt-reason},
  * {@code once-dlt-handler} and {@code once-dlt-attempts}; a poison record goes there at once. Either way the
@@ -86,7 +87,7 @@ public final class KafkaEventDispatcher implements AutoCloseable {
         errors.addNotRetryableExceptions(PoisonEventException.class);
         ContainerProperties properties = new ContainerProperties(topics);
         properties.setGroupId(groupId);
-        properties.setAckMode(ContainerProperties.AckMode.RECORD);
+        properties.setAckMode(ContainerProperties.AckMode.BATCH); // after every record of the poll was handled
         properties.setMessageListener((MessageListener<String, byte[]>) dispatcher::dispatch);
         DefaultKafkaConsumerFactory<String, byte[]> consumers =
                 new DefaultKafkaConsumerFactory<>(consumer, new StringDeserializer(), new ByteArrayDeserializer());

@@ -1,0 +1,146 @@
+package dev.once.benchmarks.dispatch;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.once.dispatch.EventDispatcher;
+import dev.once.dispatch.HandlerRegistration;
+import dev.once.dispatch.KafkaEventDispatcher;
+import dev.once.idempotency.ClaimPolicy;
+import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.OnceMigrations;
+import dev.once.relay.KafkaTransport;
+import dev.once.test.PostgresServer;
+import dev.once.test.TestDatabase;
+import dev.once.test.TestKafka;
+import dev.once.test.TestPostgres;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
+import org.springframework.kafka.listener.ConcurrentMessageListenerContainer;
+import org.springframework.kafka.listener.ContainerProperties;
+import org.springframework.kafka.listener.MessageListener;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Events/s through the dispatcher with a TRANSACTIONAL handler that inserts one row per event, against the same
+ * handler (one row, one transaction) on a plain spring-kafka listener without claims: the at-least-once baseline.
+ * Both consume the same backlog, each with a group of its own, in the same run. Options: {@code --events 20000}.
+ */
+public final class DispatchBenchmark {
+
+    private DispatchBenchmark() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int events = args.length >= 2 && args[0].equals("--events") ? Integer.parseInt(args[1]) : 20_000;
+        PostgresServer server = TestPostgres.server();
+        String bootstrap = TestKafka.bootstrapServers();
+        String schema = "bench_dispatch_" + Long.toHexString(System.nanoTime());
+        execute(server, "CREATE SCHEMA " + schema);
+        String topic = "bench-dispatch-" + Long.toHexString(System.nanoTime());
+        TestKafka.createTopic(topic, 4);
+        TestKafka.createTopic(topic + KafkaEventDispatcher.DLT_SUFFIX, 1);
+        try (HikariDataSource ds = TestDatabase.newDataSource(schema, 8, null)) {
+            OnceMigrations.migrate(ds);
+            JdbcTemplate jdbc = new JdbcTemplate(ds);
+            jdbc.execute("CREATE TABLE effect (variant text NOT NULL, event_id uuid NOT NULL)");
+            produce(bootstrap, topic, events);
+            System.out.printf(Locale.ROOT, "dispatch benchmark: %d events, 4 partitions, on %s and Kafka %s%n", events, server, bootstrap);
+
+            DataSourceTransactionManager transactions = new DataSourceTransactionManager(ds);
+            TransactionTemplate tx = new TransactionTemplate(transactions);
+            double plain = timed(jdbc, "plain", events, () -> {
+                Map<String, Object> consumer = new HashMap<>();
+                consumer.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+                consumer.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+                ContainerProperties properties = new ContainerProperties(topic);
+                properties.setGroupId("plain-" + UUID.randomUUID());
+                properties.setMessageListener((MessageListener<String, byte[]>) record -> tx.executeWithoutResult(s ->
+                        jdbc.update("INSERT INTO effect VALUES ('plain', ?)", eventId(record.headers().lastHeader(KafkaTransport.EVENT_ID).value()))));
+                ConcurrentMessageListenerContainer<String, byte[]> container = new ConcurrentMessageListenerContainer<>(
+                        new DefaultKafkaConsumerFactory<>(consumer, new StringDeserializer(), new ByteArrayDeserializer()), properties);
+                container.start();
+                return container::stop;
+            });
+            IdempotencyStore store = IdempotencyStore.create(ds);
+            double once = timed(jdbc, "once", events, () -> {
+                EventDispatcher dispatcher = new EventDispatcher(store, transactions, List.of(HandlerRegistration.transactional(
+                        "OrderPlaced", 1, "bench", event -> jdbc.update("INSERT INTO effect VALUES ('once', ?)", event.eventId()))),
+                        ClaimPolicy.ofDefaults());
+                KafkaEventDispatcher consumers = new KafkaEventDispatcher(bootstrap, "once-" + UUID.randomUUID(), dispatcher, 1, 3, topic);
+                consumers.start();
+                return consumers::close;
+            });
+            System.out.printf(Locale.ROOT, "%-34s %10.0f events/s%n", "plain spring-kafka listener", plain);
+            System.out.printf(Locale.ROOT, "%-34s %10.0f events/s  ratio %.2fx%n", "Once dispatcher (TRANSACTIONAL)", once, once / plain);
+        } finally {
+            execute(server, "DROP SCHEMA " + schema + " CASCADE");
+        }
+    }
+
+    /** Starts a consumer and returns events/s until all {@code events} effects of {@code variant} exist. */
+    private static double timed(JdbcTemplate jdbc, String variant, int events, ConsumerStart start) throws Exception {
+        long begin = System.nanoTime();
+        Runnable stop = start.start();
+        try {
+            while (jdbc.queryForObject("SELECT count(*) FROM effect WHERE variant = ?", Long.class, variant) < events) {
+                LockSupport.parkNanos(20_000_000L);
+            }
+            return events / ((System.nanoTime() - begin) / 1e9);
+        } finally {
+            stop.run();
+        }
+    }
+
+    @FunctionalInterface
+    interface ConsumerStart {
+        Runnable start() throws Exception;
+    }
+
+    private static UUID eventId(byte[] header) {
+        return UUID.fromString(new String(header, StandardCharsets.UTF_8));
+    }
+
+    private static void produce(String bootstrap, String topic, int events) {
+        Properties config = new Properties();
+        config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
+            for (int i = 0; i < events; i++) {
+                ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "o-" + (i % 1000),
+                        ("{\"n\":" + i + ",\"note\":\"" + "x".repeat(170) + "\"}").getBytes(StandardCharsets.UTF_8));
+                for (String[] h : new String[][] {{KafkaTransport.EVENT_ID, UUID.randomUUID().toString()},
+                        {KafkaTransport.TENANT_ID, "acme"}, {KafkaTransport.ACTOR_ID, "alice"},
+                        {KafkaTransport.EVENT_TYPE, "OrderPlaced"}, {KafkaTransport.EVENT_VERSION, "1"}}) {
+                    record.headers().add(h[0], h[1].getBytes(StandardCharsets.UTF_8));
+                }
+                producer.send(record);
+            }
+        }
+    }
+
+    private static void execute(PostgresServer server, String sql) throws Exception {
+        try (Connection c = DriverManager.getConnection(server.jdbcUrl(), server.username(), server.password());
+             Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+}
