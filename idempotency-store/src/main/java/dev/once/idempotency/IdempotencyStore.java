@@ -47,6 +47,16 @@ public interface IdempotencyStore {
      */
     ClaimResult claim(IdempotencyScope scope, String requestHash, ClaimPolicy policy);
 
+    /**
+     * Claims every scope whose key does not exist yet, in one statement, in the current transaction; returns the
+     * tokens index by index, {@code null} where the key existed (claim those with {@link #claim}, which decides replay,
+     * conflict or reclaim). Duplicate scopes in one call are claimed once.
+     */
+    List<ClaimToken> claimFresh(List<IdempotencyScope> scopes, List<String> requestHashes, ClaimPolicy policy);
+
+    /** Completes every claim with {@code response} in one statement; returns how many tokens still owned their record. */
+    int markAllSucceeded(List<ClaimToken> tokens, StoredResponse response);
+
     /** Stores the response and moves the claimed record to {@code succeeded}; joins the current transaction. */
     TransitionResult markSucceeded(ClaimToken token, StoredResponse response);
 

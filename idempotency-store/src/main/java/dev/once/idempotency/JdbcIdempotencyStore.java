@@ -59,6 +59,19 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
+    public List<ClaimToken> claimFresh(List<IdempotencyScope> scopes, List<String> requestHashes, ClaimPolicy policy) {
+        if (scopes.size() != requestHashes.size()) {
+            throw new IllegalArgumentException("one request hash per scope");
+        }
+        return scopes.isEmpty() ? List.of() : BatchClaims.claimFresh(jdbc, scopes, requestHashes, policy);
+    }
+
+    @Override
+    public int markAllSucceeded(List<ClaimToken> tokens, StoredResponse response) {
+        return tokens.isEmpty() ? 0 : BatchClaims.completeAll(jdbc, tokens, withinLimit(response));
+    }
+
+    @Override
     public TransitionResult markSucceeded(ClaimToken token, StoredResponse response) {
         return complete(token, IdempotencyStatus.SUCCEEDED, response, null, null);
     }

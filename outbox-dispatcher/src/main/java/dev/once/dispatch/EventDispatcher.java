@@ -142,6 +142,105 @@ public final class EventDispatcher {
         }
     }
 
+    /**
+     * Handles a whole poll. Runs of records whose handlers are all TRANSACTIONAL are handled in one transaction, with
+     * their fresh keys claimed by one multi-row statement and completed by one update; anything else (LEASED handlers,
+     * poison, redeliveries that need the full claim) goes record by record. When a run fails, it is rolled back and
+     * replayed record by record, so that the records before the failing one are handled and committed on their own.
+     *
+     * @throws org.springframework.kafka.listener.BatchListenerFailedException naming the index of the record that failed
+     */
+    public void dispatchBatch(List<ConsumerRecord<String, byte[]>> records) {
+        int i = 0;
+        while (i < records.size()) {
+            int end = i;
+            List<Envelope> run = new java.util.ArrayList<>();
+            while (end < records.size()) {
+                Envelope envelope = batchable(records.get(end));
+                if (envelope == null) {
+                    break;
+                }
+                run.add(envelope);
+                end++;
+            }
+            if (!run.isEmpty()) {
+                try {
+                    transactional.executeWithoutResult(tx -> handleRun(run));
+                } catch (RuntimeException e) {
+                    for (int k = i; k < end; k++) {
+                        dispatchAt(records, k);
+                    }
+                }
+                i = end;
+            } else {
+                dispatchAt(records, i);
+                i++;
+            }
+        }
+    }
+
+    private void dispatchAt(List<ConsumerRecord<String, byte[]>> records, int index) {
+        try {
+            dispatch(records.get(index));
+        } catch (PoisonEventException | HandlerFailedException e) {
+            throw new org.springframework.kafka.listener.BatchListenerFailedException(e.getMessage(), e, index);
+        }
+    }
+
+    /** The record's envelope when all its handlers are TRANSACTIONAL and it parses; {@code null} otherwise. */
+    private Envelope batchable(ConsumerRecord<String, byte[]> record) {
+        try {
+            Envelope envelope = Envelope.read(record);
+            List<HandlerRegistration> matching = handlers.get(envelope.eventType() + ":v" + envelope.eventVersion());
+            if (matching == null || matching.stream().anyMatch(r -> r.mode() != HandlerMode.TRANSACTIONAL)) {
+                return null;
+            }
+            return envelope;
+        } catch (PoisonEventException e) {
+            return null;
+        }
+    }
+
+    /** One transaction for a run: bulk-claim fresh keys, run handlers in record order, bulk-complete. */
+    private void handleRun(List<Envelope> run) {
+        List<HandlerRegistration> pairsHandler = new java.util.ArrayList<>();
+        List<Envelope> pairsEnvelope = new java.util.ArrayList<>();
+        List<IdempotencyScope> scopes = new java.util.ArrayList<>();
+        List<String> hashes = new java.util.ArrayList<>();
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (Envelope envelope : run) {
+            for (HandlerRegistration registration : handlers.get(envelope.eventType() + ":v" + envelope.eventVersion())) {
+                IdempotencyScope scope = IdempotencyScope.of(envelope.tenantId(), envelope.actorId(), registration.route(),
+                        envelope.eventId().toString());
+                if (!seen.add(scope.toString())) {
+                    continue; // the same event twice in one poll: handled once
+                }
+                pairsHandler.add(registration);
+                pairsEnvelope.add(envelope);
+                scopes.add(scope);
+                hashes.add(RequestFingerprint.ofJson(registration.route(), envelope.payload()));
+            }
+        }
+        List<dev.once.idempotency.ClaimToken> fresh = store.claimFresh(scopes, hashes, policy);
+        List<dev.once.idempotency.ClaimToken> owned = new java.util.ArrayList<>(scopes.size());
+        for (int p = 0; p < scopes.size(); p++) {
+            dev.once.idempotency.ClaimToken token = fresh.get(p);
+            if (token == null) {
+                ClaimResult claim = store.claim(scopes.get(p), hashes.get(p), policy);
+                if (!(claim instanceof ClaimResult.Claimed c)) {
+                    settled(pairsHandler.get(p), claim);
+                    continue;
+                }
+                token = c.token();
+            }
+            invoke(pairsHandler.get(p), pairsEnvelope.get(p).toEvent(pairsHandler.get(p).handlerKey()));
+            owned.add(token);
+        }
+        if (store.markAllSucceeded(owned, HANDLED) != owned.size()) {
+            throw new IllegalStateException("a claim of this batch was taken over; handling it record by record");
+        }
+    }
+
     /** What an existing claim means for this delivery: skip, wait, or poison. */
     private void settled(HandlerRegistration registration, ClaimResult claim) {
         if (claim instanceof ClaimResult.Conflict) {

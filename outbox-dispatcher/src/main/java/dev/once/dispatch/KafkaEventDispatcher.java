@@ -18,11 +18,12 @@ import org.springframework.kafka.listener.ConcurrentMessageListenerContainer;
 import org.springframework.kafka.listener.ContainerProperties;
 import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
-import org.springframework.kafka.listener.MessageListener;
+import org.springframework.kafka.listener.BatchMessageListener;
 import org.springframework.util.backoff.ExponentialBackOff;
 
 /**
- * Consumes outbox topics with spring-kafka and hands every record to the {@link EventDispatcher}. Offsets are
+ * Consumes outbox topics with spring-kafka and hands every poll to the {@link EventDispatcher}, which claims a run of
+ * TRANSACTIONAL records with one statement and handles it in one transaction. Offsets are
  * committed after every record of a poll was handled (its handlers' transactions have committed); a redelivery after
  * a crash is absorbed by the claims, so committing per poll rather than per record loses nothing. Failures use spring-kafka's
  * {@link DefaultErrorHandler}: a failing handler is retried with exponential backoff, then its claim is marked
@@ -88,7 +89,7 @@ public final class KafkaEventDispatcher implements AutoCloseable {
         ContainerProperties properties = new ContainerProperties(topics);
         properties.setGroupId(groupId);
         properties.setAckMode(ContainerProperties.AckMode.BATCH); // after every record of the poll was handled
-        properties.setMessageListener((MessageListener<String, byte[]>) dispatcher::dispatch);
+        properties.setMessageListener((BatchMessageListener<String, byte[]>) dispatcher::dispatchBatch);
         DefaultKafkaConsumerFactory<String, byte[]> consumers =
                 new DefaultKafkaConsumerFactory<>(consumer, new StringDeserializer(), new ByteArrayDeserializer());
         if (registry != null) {

@@ -105,6 +105,30 @@ class EventDispatcherIT {
     }
 
     @Test
+    void a_batch_is_claimed_in_one_go_and_a_failure_inside_it_commits_the_records_before_and_names_its_index() {
+        List<UUID> ids = java.util.stream.Stream.generate(UUID::randomUUID).limit(5).toList();
+        EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
+                List.of(HandlerRegistration.transactional("OrderPlaced", 1, "projection", event -> {
+                    if (event.eventId().equals(ids.get(2))) {
+                        throw new IllegalStateException("record 2 cannot be projected");
+                    }
+                    jdbc.update("INSERT INTO projection VALUES (?)", event.eventId());
+                })), ClaimPolicy.ofDefaults());
+        List<ConsumerRecord<String, byte[]>> poll = new java.util.ArrayList<>(ids.stream().map(id -> record(id, "{}")).toList());
+        poll.add(1, record(ids.get(0), "{}")); // a duplicate inside the same poll
+
+        assertThatThrownBy(() -> dispatcher.dispatchBatch(poll))
+                .isInstanceOfSatisfying(org.springframework.kafka.listener.BatchListenerFailedException.class,
+                        e -> assertThat(e.getIndex()).isEqualTo(3));
+
+        assertThat(jdbc.queryForList("SELECT event_id FROM projection WHERE event_id = ANY(?)", UUID.class,
+                (Object) ids.toArray(UUID[]::new))).containsExactlyInAnyOrder(ids.get(0), ids.get(1));
+        dispatcher.dispatchBatch(poll.subList(4, poll.size())); // the redelivery after the failing record
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM projection WHERE event_id = ANY(?)", Long.class,
+                (Object) ids.toArray(UUID[]::new))).isEqualTo(4);
+    }
+
+    @Test
     void the_same_event_id_with_another_payload_is_poison() {
         EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
                 List.of(HandlerRegistration.transactional("OrderPlaced", 1, "noop", event -> { })), ClaimPolicy.ofDefaults());
