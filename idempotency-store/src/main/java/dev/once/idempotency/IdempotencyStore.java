@@ -67,12 +67,12 @@ public interface IdempotencyStore {
     TransitionResult markSucceeded(ClaimToken token, StoredResponse response, String taskId, UUID outboxEventId);
 
     /**
-     * Like {@link #markSucceeded(ClaimToken, StoredResponse, String, UUID)}, and first appends {@code events} to the
+     * Like {@link #markSucceeded(ClaimToken, StoredResponse, String, UUID)}, and also appends {@code events} to the
      * outbox, in the same statement and the current transaction, binding the first event's id to the record. Every
      * event must carry its id (see {@link dev.once.outbox.UuidV7}).
      */
-    TransitionResult markSucceeded(ClaimToken token, StoredResponse response, String taskId,
-                                   List<dev.once.outbox.OutboxEvent> events);
+    TransitionResult markSucceededWithEvents(ClaimToken token, StoredResponse response, String taskId,
+                                             List<dev.once.outbox.OutboxEvent> events);
 
     /** Stores the error response and moves the claimed record to {@code failed}; joins the current transaction. */
     TransitionResult markFailed(ClaimToken token, StoredResponse response);
@@ -88,6 +88,13 @@ public interface IdempotencyStore {
      * {@code expired} at once and the key may be claimed again by any request.
      */
     TransitionResult release(ClaimToken token);
+
+    /**
+     * An operator's release of one stuck processing record, so that a retry can claim it at once: the record expires,
+     * its lease is cleared and its fencing token moves on, so the old claimant can no longer complete it. A record
+     * whose lease is still live is refused unless {@code evenIfLeaseLive}. Runs as its own statement.
+     */
+    ReleaseResult forceRelease(IdempotencyScope scope, boolean evenIfLeaseLive);
 
     /** What the store knows about {@code scope}; {@code requestHash} may be {@code null} to skip the conflict check. */
     Diagnosis diagnose(IdempotencyScope scope, String requestHash);

@@ -39,6 +39,15 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
             WHERE id = ? AND fencing_token = ? AND status = 'processing'
             """;
 
+    /** The fencing token moves on, so the released claimant's late completion is refused. */
+    static final String FORCE_RELEASE = """
+            UPDATE idempotency_record
+            SET status = 'expired', locked_until = NULL, expires_at = statement_timestamp(),
+                fencing_token = fencing_token + 1, updated_at = statement_timestamp()
+            WHERE tenant_id = ? AND user_id = ? AND route = ? AND idempotency_key = ?
+              AND status = 'processing' AND (? OR locked_until <= statement_timestamp())
+            """;
+
     private final JdbcTemplate jdbc;
     private final IdempotencyStoreOptions options;
     private final ClaimStatement claims;
@@ -82,8 +91,8 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
-    public TransitionResult markSucceeded(ClaimToken token, StoredResponse response, String taskId,
-                                          List<dev.once.outbox.OutboxEvent> events) {
+    public TransitionResult markSucceededWithEvents(ClaimToken token, StoredResponse response, String taskId,
+                                                    List<dev.once.outbox.OutboxEvent> events) {
         if (events.isEmpty()) {
             return complete(token, IdempotencyStatus.SUCCEEDED, response, taskId, null);
         }
@@ -146,6 +155,21 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
 
     private static TransitionResult result(int rows) {
         return rows == 1 ? TransitionResult.APPLIED : TransitionResult.STALE;
+    }
+
+    @Override
+    public ReleaseResult forceRelease(IdempotencyScope scope, boolean evenIfLeaseLive) {
+        int rows = jdbc.update(FORCE_RELEASE, scope.tenantId(), scope.userId(), scope.route().value(), scope.key().value(),
+                evenIfLeaseLive);
+        if (rows == 1) {
+            return ReleaseResult.RELEASED;
+        }
+        Diagnosis now = diagnoses.diagnose(scope, null);
+        if (now.state() == Diagnosis.State.MISSING) {
+            return ReleaseResult.NOT_FOUND;
+        }
+        return now.status() == IdempotencyStatus.PROCESSING && now.state() == Diagnosis.State.IN_PROGRESS
+                ? ReleaseResult.LEASE_LIVE : ReleaseResult.NOT_PROCESSING;
     }
 
     @Override

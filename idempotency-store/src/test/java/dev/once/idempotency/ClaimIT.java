@@ -187,6 +187,20 @@ class ClaimIT {
     }
 
     @Test
+    void an_operator_force_release_frees_a_stuck_key_and_fences_off_its_claimant() {
+        IdempotencyScope scope = freshScope();
+        Claimed stuck = (Claimed) store.claim(scope, hashOf("{}"), ClaimPolicy.ofDefaults());
+
+        assertThat(store.forceRelease(scope, false)).isEqualTo(ReleaseResult.LEASE_LIVE);
+        assertThat(store.forceRelease(scope, true)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(store.forceRelease(scope, true)).isEqualTo(ReleaseResult.NOT_PROCESSING);
+        assertThat(store.forceRelease(freshScope(), true)).isEqualTo(ReleaseResult.NOT_FOUND);
+
+        assertThat(store.markSucceeded(stuck.token(), created("{}"))).isEqualTo(TransitionResult.STALE);
+        assertThat(store.claim(scope, hashOf("{\"other\":1}"), ClaimPolicy.ofDefaults())).isInstanceOf(Claimed.class);
+    }
+
+    @Test
     void task_and_outbox_bindings_are_replayed() {
         IdempotencyScope scope = freshScope();
         Claimed claimed = (Claimed) store.claim(scope, hashOf("{}"), ClaimPolicy.ofDefaults());

@@ -96,7 +96,7 @@ class OutboxWriterIT {
         OutboxEvent first = accountCreated("a-5").withId(UuidV7.next());
         OutboxEvent second = accountCreated("a-5").withId(UuidV7.next());
 
-        var result = tx.execute(s -> store.markSucceeded(claimed.token(),
+        var result = tx.execute(s -> store.markSucceededWithEvents(claimed.token(),
                 dev.once.idempotency.StoredResponse.of(201, "application/json", "{}"), "task-1", List.of(first, second)));
 
         assertThat(result).isEqualTo(dev.once.idempotency.TransitionResult.APPLIED);
@@ -119,8 +119,8 @@ class OutboxWriterIT {
         store.release(claimed.token());
         OutboxEvent event = accountCreated("a-stale").withId(UuidV7.next());
 
-        var result = store.markSucceeded(claimed.token(), dev.once.idempotency.StoredResponse.of(201, "application/json", "{}"),
-                null, List.of(event)); // no transaction: autocommit, and still nothing may be written
+        var result = store.markSucceededWithEvents(claimed.token(),
+                dev.once.idempotency.StoredResponse.of(201, "application/json", "{}"), null, List.of(event)); // no transaction: autocommit, and still nothing may be written
 
         assertThat(result).isEqualTo(dev.once.idempotency.TransitionResult.STALE);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE id = ?", Long.class, event.id())).isZero();

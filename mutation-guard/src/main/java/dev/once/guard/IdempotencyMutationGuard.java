@@ -102,7 +102,7 @@ public final class IdempotencyMutationGuard {
                     tx.setRollbackOnly();
                     return new Phase2(response, false);
                 }
-                store.markSucceeded(token, response, context.taskId, context.events).orThrow(token);
+                store.markSucceededWithEvents(token, response, context.taskId, context.events).orThrow(token);
                 return new Phase2(response, true);
             });
         } catch (HandlerFailure e) {

@@ -5,7 +5,7 @@ import dev.once.relay.CdcSettings;
 import dev.once.relay.EventTransport;
 import dev.once.relay.KafkaTransport;
 import dev.once.relay.OutboxRelay;
-import dev.once.relay.OutboxStatus;
+import dev.once.outbox.OutboxStatus;
 import dev.once.relay.PollingRelay;
 import dev.once.relay.RelayListener;
 import dev.once.relay.TopicRouter;

@@ -1,6 +1,6 @@
 package dev.once.relay.autoconfigure;
 
-import dev.once.relay.OutboxStatus;
+import dev.once.outbox.OutboxStatus;
 import dev.once.relay.RelayListener;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;

@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.once.idempotency.OnceMigrations;
 import dev.once.relay.OutboxRelay;
-import dev.once.relay.OutboxStatus;
+import dev.once.outbox.OutboxStatus;
 import dev.once.relay.PollingRelay;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;

@@ -1,4 +1,4 @@
-package dev.once.relay;
+package dev.once.outbox;
 
 import java.time.Duration;
 import java.util.List;

@@ -1,0 +1,80 @@
+package dev.once.cli;
+
+import dev.once.outbox.OutboxStatus;
+import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code core outbox …}: the outbox as the relays see it. */
+@Command(name = "outbox", description = "Watch the transactional outbox.", subcommands = OutboxCommands.Status.class)
+final class OutboxCommands {
+
+    @Command(name = "status", description = "Pending rows, the oldest pending age, parked rows and their reasons, "
+            + "and the replication slot in CDC mode.")
+    static final class Status implements Callable<Integer> {
+        @Mixin Connection connection;
+        @Spec CommandSpec spec;
+
+        @Option(names = "--slot", defaultValue = "once_outbox", description = "Replication slot of the CDC relay (default ${DEFAULT-VALUE})")
+        String slot;
+
+        @Option(names = "--parked-limit", defaultValue = "20", description = "Parked rows to list (default ${DEFAULT-VALUE})")
+        int parkedLimit;
+
+        @Option(names = "--json", description = "Print JSON")
+        boolean json;
+
+        @Option(names = "--fail-on-findings", description = "Exit 1 when rows are parked")
+        boolean failOnFindings;
+
+        @Override
+        public Integer call() {
+            OutboxStatus status = new OutboxStatus(connection.open());
+            OutboxStatus.Slot s = status.slot(slot);
+            List<OutboxStatus.Parked> parked = status.parked(parkedLimit);
+            Map<String, Object> fields = new LinkedHashMap<>();
+            fields.put("pending", status.pending());
+            fields.put("oldest_pending_age_seconds", status.oldestPendingAge().toSeconds());
+            fields.put("parked", status.parkedCount());
+            fields.put("relay_mode", s == null ? "polling" : "cdc");
+            fields.put("slot", s == null ? null : Map.of("name", s.name(), "active", s.active(), "lag_bytes", s.lagBytes()));
+            fields.put("parked_events", parked.stream().map(p -> {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("event_id", p.id().toString());
+                m.put("aggregate_type", p.aggregateType());
+                m.put("aggregate_id", p.aggregateId());
+                m.put("event_type", p.eventType());
+                m.put("reason", p.reason());
+                m.put("parked_at", p.parkedAt().toString());
+                return m;
+            }).toList());
+            PrintWriter out = spec.commandLine().getOut();
+            if (json) {
+                Output.json(out, fields);
+            } else {
+                Map<String, Object> summary = new LinkedHashMap<>(fields);
+                summary.remove("parked_events");
+                summary.put("slot", s == null ? "none (polling relay)" : s.name() + (s.active() ? " active" : " INACTIVE")
+                        + ", lag " + s.lagBytes() + " bytes");
+                summary.put("oldest_pending_age_seconds", Durations.human(status.oldestPendingAge()));
+                Output.fields(out, summary);
+                if (!parked.isEmpty()) {
+                    out.println();
+                    Output.table(out, List.of("EVENT", "AGGREGATE", "TYPE", "REASON"), parked.stream().map(p -> List.of(
+                            p.id().toString(), p.aggregateType() + "/" + p.aggregateId(), p.eventType(), p.reason())).toList());
+                }
+            }
+            return failOnFindings && status.parkedCount() > 0 ? Core.FINDINGS : 0;
+        }
+    }
+
+    private OutboxCommands() {
+    }
+}

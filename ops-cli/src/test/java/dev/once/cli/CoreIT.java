@@ -1,0 +1,257 @@
+package dev.once.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.once.idempotency.ClaimPolicy;
+import dev.once.idempotency.ClaimResult;
+import dev.once.idempotency.IdempotencyScope;
+import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.OnceMigrations;
+import dev.once.idempotency.Route;
+import dev.once.idempotency.StoredResponse;
+import dev.once.test.TestDatabase;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.jdbc.core.JdbcTemplate;
+import tools.jackson.databind.json.JsonMapper;
+
+/** The core command against a real PostgreSQL seeded through the store's own API. */
+class CoreIT {
+
+    @RegisterExtension
+    static final TestDatabase db = TestDatabase.create().poolSize(4);
+
+    static final Route ROUTE = Route.http("POST", "/accounts");
+    static final List<String> DIAGNOSIS_FIELDS = List.of("diagnosis", "tenant_id", "user_id", "route", "idempotency_key",
+            "status", "request_hash", "request_hash_matches", "attempts", "response_code", "response_content_type",
+            "response_headers", "response_body", "response_body_encoding", "response_body_omitted", "task_id",
+            "outbox_event_id", "locked_until", "expires_at", "created_at", "updated_at", "checked_at");
+
+    static IdempotencyStore store;
+
+    @BeforeAll
+    static void seed() {
+        OnceMigrations.migrate(db.dataSource());
+        store = IdempotencyStore.create(db.dataSource());
+    }
+
+    record Run(int exit, String out, String err) {
+        @SuppressWarnings("unchecked")
+        Map<String, Object> json() {
+            return JsonMapper.builder().build().readValue(out, Map.class);
+        }
+    }
+
+    static Run core(String... args) {
+        List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(List.of("--jdbc-url", db.jdbcUrl(), "--db-user", db.server().username(), "--db-password",
+                db.server().password()));
+        return raw(all.toArray(String[]::new));
+    }
+
+    static Run raw(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = Core.run(new PrintWriter(out, true), new PrintWriter(err, true), args);
+        return new Run(exit, out.toString(), err.toString());
+    }
+
+    static String[] scope(String key) {
+        return new String[] {"--tenant-id", "acme", "--user-id", "alice", "--route", "POST /accounts", "--idempotency-key", key};
+    }
+
+    static String[] idem(String command, String[] scope, String... extra) {
+        return concat(concat(new String[] {"idempotency", command}, scope), extra);
+    }
+
+    static String[] concat(String[] a, String... b) {
+        List<String> all = new ArrayList<>(List.of(a));
+        all.addAll(List.of(b));
+        return all.toArray(String[]::new);
+    }
+
+    static ClaimResult.Claimed claim(String key, ClaimPolicy policy) {
+        return (ClaimResult.Claimed) store.claim(IdempotencyScope.of("acme", "alice", ROUTE, key), "v1:abc", policy);
+    }
+
+    @Test
+    void diagnose_json_has_the_documented_shape_in_each_of_the_seven_states() {
+        String replayable = "k-" + UUID.randomUUID();
+        store.markSucceeded(claim(replayable, ClaimPolicy.ofDefaults()).token(),
+                StoredResponse.of(201, "application/json", "{\"id\":1}"), "task-1", null);
+        String failed = "k-" + UUID.randomUUID();
+        store.markFailed(claim(failed, ClaimPolicy.ofDefaults()).token(), StoredResponse.of(500, "text/plain", "boom"));
+        String live = "k-" + UUID.randomUUID();
+        claim(live, ClaimPolicy.ofDefaults());
+        String lapsed = "k-" + UUID.randomUUID();
+        claim(lapsed, ClaimPolicy.custom().lease(Duration.ofMillis(50)).build());
+        String expired = "k-" + UUID.randomUUID();
+        store.release(claim(expired, ClaimPolicy.ofDefaults()).token());
+
+        Map<String, String> expectations = Map.of(
+                "k-" + UUID.randomUUID(), "missing",
+                replayable, "replayable",
+                failed, "failed_requires_explicit_retry",
+                live, "in_progress",
+                expired, "expired_reusable");
+        expectations.forEach((key, state) -> assertDiagnosis(core(idem("diagnose", scope(key), "--json")), state));
+        assertDiagnosis(core(idem("diagnose", scope(replayable), "--request-hash", "v1:other", "--json")),
+                "request_hash_conflict");
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+                "lease_expired".equals(core(idem("diagnose", scope(lapsed), "--json")).json().get("diagnosis")));
+
+        Run run = core(idem("diagnose", scope(replayable), "--json"));
+        assertThat(run.json()).containsEntry("response_code", 201).containsEntry("response_body", "{\"id\":1}")
+                .containsEntry("task_id", "task-1").containsEntry("outbox_event_id", null);
+    }
+
+    private static void assertDiagnosis(Run run, String state) {
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.json().keySet()).containsExactlyElementsOf(DIAGNOSIS_FIELDS);
+        assertThat(run.json()).containsEntry("diagnosis", state);
+    }
+
+    @Test
+    void diagnose_json_for_a_missing_key_matches_its_golden_file() throws IOException {
+        Run run = core(idem("diagnose", scope("golden-key"), "--json"));
+
+        String normalised = run.out().trim().replaceAll("\"checked_at\":\"[^\"]+\"", "\"checked_at\":\"<instant>\"");
+        String golden;
+        try (var in = CoreIT.class.getResourceAsStream("/golden/diagnose-missing.json")) {
+            golden = new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
+        }
+        assertThat(normalised).isEqualTo(golden);
+    }
+
+    @Test
+    void diagnose_prints_aligned_fields_for_people() {
+        Run run = core(idem("diagnose", scope("k-" + UUID.randomUUID())));
+
+        assertThat(run.exit()).isZero();
+        assertThat(run.out()).containsPattern("(?m)^diagnosis +missing$").containsPattern("(?m)^tenant_id +acme$");
+    }
+
+    @Test
+    void expire_without_yes_only_counts_and_with_yes_expires() {
+        String key = "k-" + UUID.randomUUID();
+        store.markSucceeded(claim(key, ClaimPolicy.custom().lease(Duration.ofMillis(10)).ttl(Duration.ofMillis(50)).build())
+                .token(), StoredResponse.of(200, null, new byte[0]));
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.countExpirable() >= 1);
+
+        Run dryRun = raw(concat(new String[] {"idempotency", "expire", "--json"}, connectionArgs()));
+        assertThat(dryRun.exit()).isZero();
+        assertThat(dryRun.json()).containsEntry("dry_run", true);
+        assertThat(((Number) dryRun.json().get("would_expire")).longValue()).isGreaterThanOrEqualTo(1);
+        assertThat(status(key)).isEqualTo("succeeded");
+
+        Run run = raw(concat(new String[] {"idempotency", "expire", "--yes", "--batch-size", "1", "--json"}, connectionArgs()));
+        assertThat(run.exit()).isZero();
+        assertThat(run.json()).containsEntry("dry_run", false);
+        assertThat(run.err()).contains("expired 1");
+        assertThat(status(key)).isEqualTo("expired");
+    }
+
+    @Test
+    void stuck_lists_lapsed_leases_and_fails_on_findings_when_asked() {
+        String key = "stuck-" + UUID.randomUUID();
+        claim(key, ClaimPolicy.custom().lease(Duration.ofMillis(20)).build());
+        await().atMost(Duration.ofSeconds(10)).until(() -> !store.findStuck(Duration.ofHours(1)).isEmpty());
+
+        Run human = raw(concat(new String[] {"idempotency", "stuck"}, connectionArgs()));
+        Run json = raw(concat(new String[] {"idempotency", "stuck", "--json", "--fail-on-findings"}, connectionArgs()));
+
+        assertThat(human.exit()).isZero();
+        assertThat(human.out()).contains("ROUTE").contains(key).contains("lapsed");
+        assertThat(json.exit()).isEqualTo(Core.FINDINGS);
+        assertThat(json.out()).contains("\"idempotency_key\":\"" + key + "\"").contains("\"lease_lapsed\":true");
+    }
+
+    @Test
+    void release_requires_yes_refuses_a_live_lease_without_force_and_is_logged() {
+        String key = "k-" + UUID.randomUUID();
+        claim(key, ClaimPolicy.ofDefaults());
+
+        Run noYes = core(idem("release", scope(key)));
+        Run live = core(idem("release", scope(key), "--yes"));
+        Run forced = core(idem("release", scope(key), "--yes", "--force"));
+
+        assertThat(noYes.exit()).isEqualTo(Core.USAGE);
+        assertThat(noYes.err()).contains("--yes");
+        assertThat(live.exit()).isEqualTo(Core.FINDINGS);
+        assertThat(live.out()).contains("lease is live");
+        assertThat(forced.exit()).isZero();
+        assertThat(status(key)).isEqualTo("expired");
+    }
+
+    @Test
+    void purge_requires_yes() {
+        Run run = raw(concat(new String[] {"idempotency", "purge", "--older-than", "7d"}, connectionArgs()));
+
+        assertThat(run.exit()).isEqualTo(Core.USAGE);
+        assertThat(run.err()).contains("--yes");
+        assertThat(raw(concat(new String[] {"idempotency", "purge", "--older-than", "7d", "--yes", "--json"}, connectionArgs()))
+                .exit()).isZero();
+    }
+
+    @Test
+    void bad_arguments_are_usage_errors_that_name_the_flag() {
+        Run badDuration = raw(concat(new String[] {"idempotency", "stuck", "--older-than", "soon"}, connectionArgs()));
+        Run badKey = core(idem("diagnose", scope("has space")));
+        Run missing = raw("idempotency", "diagnose", "--tenant-id", "acme");
+
+        assertThat(badDuration.exit()).isEqualTo(Core.USAGE);
+        assertThat(badDuration.err()).contains("--older-than").contains("not a duration");
+        assertThat(badKey.exit()).isEqualTo(Core.USAGE);
+        assertThat(badKey.err()).contains("space");
+        assertThat(missing.exit()).isEqualTo(Core.USAGE);
+        assertThat(missing.err()).contains("--user-id");
+    }
+
+    @Test
+    void an_unreachable_database_is_exit_code_3_and_the_password_is_never_printed() {
+        Run run = raw("idempotency", "stuck", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere", "--db-user", "ops",
+                "--db-password", "s3cret-pw");
+
+        assertThat(run.exit()).isEqualTo(Core.UNREACHABLE);
+        assertThat(run.err()).contains("cannot reach the database").doesNotContain("s3cret-pw");
+    }
+
+    @Test
+    void outbox_status_shows_pending_and_parked_events_with_their_reasons() {
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.update("""
+                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
+                                          payload, parked_at, park_reason)
+                VALUES (gen_random_uuid(), 'acme', 'alice', 'account', 'a-1', 'AccountCreated', 1, '{}', now(), 'RecordTooLargeException: 2 MB'),
+                       (gen_random_uuid(), 'acme', 'alice', 'account', 'a-2', 'AccountCreated', 1, '{}', NULL, NULL)
+                """);
+
+        Run run = raw(concat(new String[] {"outbox", "status", "--json", "--fail-on-findings"}, connectionArgs()));
+        Run human = raw(concat(new String[] {"outbox", "status"}, connectionArgs()));
+
+        assertThat(run.exit()).isEqualTo(Core.FINDINGS);
+        assertThat(run.json()).containsEntry("pending", 1).containsEntry("parked", 1).containsEntry("relay_mode", "polling");
+        assertThat(run.out()).contains("RecordTooLargeException: 2 MB");
+        assertThat(human.out()).contains("pending").contains("a-1").contains("REASON");
+    }
+
+    private static String[] connectionArgs() {
+        return new String[] {"--jdbc-url", db.jdbcUrl(), "--db-user", db.server().username(), "--db-password", db.server().password()};
+    }
+
+    private static String status(String key) {
+        return new JdbcTemplate(db.dataSource()).queryForObject(
+                "SELECT status FROM idempotency_record WHERE idempotency_key = ?", String.class, key);
+    }
+}
