@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "core", mixinStandardHelpOptions = true, version = "core (Once) 0.1.0",
         description = "Operate Once: diagnose and mend idempotency records, watch the outbox.",
-        subcommands = {IdempotencyCommands.class, OutboxCommands.class})
+        subcommands = {IdempotencyCommands.class, OutboxCommands.class, DispatchCommands.class})
 public final class Core {
 
     public static final int FINDINGS = 1;

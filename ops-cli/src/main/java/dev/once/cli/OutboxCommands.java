@@ -13,7 +13,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /** {@code core outbox …}: the outbox as the relays see it. */
-@Command(name = "outbox", description = "Watch the transactional outbox.", subcommands = OutboxCommands.Status.class)
+@Command(name = "outbox", description = "Watch the transactional outbox.",
+        subcommands = {OutboxCommands.Status.class, OutboxCommands.Redrive.class})
 final class OutboxCommands {
 
     @Command(name = "status", description = "Pending rows, the oldest pending age, parked rows and their reasons, "
@@ -72,6 +73,35 @@ final class OutboxCommands {
                 }
             }
             return failOnFindings && status.parkedCount() > 0 ? Core.FINDINGS : 0;
+        }
+    }
+
+    @Command(name = "redrive", description = "Publish a parked event again, with the events parked behind it.")
+    static final class Redrive implements Callable<Integer> {
+        @Mixin Connection connection;
+        @Spec CommandSpec spec;
+
+        @Option(names = "--event-id", required = true, description = "The parked event's id")
+        java.util.UUID eventId;
+
+        @Option(names = "--yes", description = "Required: this changes data")
+        boolean yes;
+
+        @Option(names = "--json", description = "Print JSON")
+        boolean json;
+
+        @Override
+        public Integer call() {
+            if (!yes) {
+                throw new IllegalArgumentException("redrive changes data: add --yes");
+            }
+            int rows = new dev.once.outbox.OutboxRedrive(connection.open()).redrive(eventId);
+            org.slf4j.LoggerFactory.getLogger("dev.once.cli.audit").info("redrive {} by {}: {} row(s)", eventId,
+                    System.getProperty("user.name"), rows);
+            IdempotencyCommands.print(spec.commandLine().getOut(), json, Map.of("requeued", rows),
+                    rows == 0 ? "event " + eventId + " is not parked; nothing to redrive"
+                            : "requeued " + rows + " event(s) of its aggregate, in order");
+            return rows == 0 ? Core.FINDINGS : 0;
         }
     }
 

@@ -230,6 +230,7 @@ class CoreIT {
     @Test
     void outbox_status_shows_pending_and_parked_events_with_their_reasons() {
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.update("DELETE FROM outbox_event");
         jdbc.update("""
                 INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
                                           payload, parked_at, park_reason)
@@ -244,6 +245,55 @@ class CoreIT {
         assertThat(run.json()).containsEntry("pending", 1).containsEntry("parked", 1).containsEntry("relay_mode", "polling");
         assertThat(run.out()).contains("RecordTooLargeException: 2 MB");
         assertThat(human.out()).contains("pending").contains("a-1").contains("REASON");
+    }
+
+    @Test
+    void redrive_requeues_a_parked_event_with_the_events_behind_it_in_order() {
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.update("DELETE FROM outbox_event");
+        UUID parked = UUID.randomUUID();
+        UUID behind = UUID.randomUUID();
+        jdbc.update("""
+                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
+                                          payload, parked_at, park_reason)
+                VALUES (?, 'acme', 'alice', 'account', 'a-9', 'AccountCreated', 1, '{}', now(), 'too large')
+                """, parked);
+        jdbc.update("""
+                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload)
+                VALUES (?, 'acme', 'alice', 'account', 'a-9', 'AccountUpdated', 1, '{}')
+                """, behind);
+
+        Run refused = raw(concat(new String[] {"outbox", "redrive", "--event-id", parked.toString()}, connectionArgs()));
+        Run run = raw(concat(new String[] {"outbox", "redrive", "--event-id", parked.toString(), "--yes", "--json"}, connectionArgs()));
+
+        assertThat(refused.exit()).isEqualTo(Core.USAGE);
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.json()).containsEntry("requeued", 2);
+        assertThat(jdbc.queryForList("SELECT id FROM outbox_event WHERE aggregate_id = 'a-9' AND parked_at IS NULL ORDER BY seq",
+                UUID.class)).containsExactly(parked, behind);
+        assertThat(raw(concat(new String[] {"outbox", "redrive", "--event-id", parked.toString(), "--yes"}, connectionArgs()))
+                .exit()).as("no longer parked").isEqualTo(Core.FINDINGS);
+    }
+
+    @Test
+    void failed_handlers_are_listed_and_a_retry_lets_the_next_delivery_run_them() {
+        String eventId = UUID.randomUUID().toString();
+        ClaimResult.Claimed claimed = (ClaimResult.Claimed) store.claim(IdempotencyScope.of("acme", "alice",
+                Route.of("OrderPlaced:v1:projection"), eventId), "v1:payload", ClaimPolicy.ofDefaults());
+        store.markFailed(claimed.token(), StoredResponse.of(500, "text/plain", "projection is down"));
+
+        Run failed = raw(concat(new String[] {"dispatch", "failed", "--handler-key", "projection", "--json", "--fail-on-findings"},
+                connectionArgs()));
+        Run retry = raw(concat(new String[] {"dispatch", "retry", "--event-id", eventId, "--handler-key", "projection", "--yes"},
+                connectionArgs()));
+
+        assertThat(failed.exit()).isEqualTo(Core.FINDINGS);
+        assertThat(failed.out()).contains("\"event_id\":\"" + eventId + "\"").contains("\"handler_key\":\"projection\"")
+                .contains("projection is down");
+        assertThat(retry.exit()).as(retry.err()).isZero();
+        assertThat(status(eventId)).isEqualTo("expired");
+        assertThat(store.claim(IdempotencyScope.of("acme", "alice", Route.of("OrderPlaced:v1:projection"), eventId),
+                "v1:payload", ClaimPolicy.ofDefaults())).isInstanceOf(ClaimResult.Claimed.class);
     }
 
     private static String[] connectionArgs() {

@@ -1,0 +1,100 @@
+package dev.once.cli;
+
+import dev.once.idempotency.HandlerClaims;
+import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code core dispatch …}: the Kafka handlers' failed claims. */
+@Command(name = "dispatch", description = "Inspect and retry failed Kafka handlers.",
+        subcommands = {DispatchCommands.Failed.class, DispatchCommands.Retry.class})
+final class DispatchCommands {
+
+    @Command(name = "failed", description = "Failed handler claims, newest first.")
+    static final class Failed implements Callable<Integer> {
+        @Mixin Connection connection;
+        @Spec CommandSpec spec;
+
+        @Option(names = "--handler-key", description = "Only this handler")
+        String handlerKey;
+
+        @Option(names = "--limit", defaultValue = "100", description = "At most this many (default ${DEFAULT-VALUE})")
+        int limit;
+
+        @Option(names = "--json", description = "Print JSON")
+        boolean json;
+
+        @Option(names = "--fail-on-findings", description = "Exit 1 when failed claims exist")
+        boolean failOnFindings;
+
+        @Override
+        public Integer call() {
+            List<HandlerClaims.FailedHandler> failed = new HandlerClaims(connection.open()).failed(handlerKey, limit);
+            PrintWriter out = spec.commandLine().getOut();
+            if (json) {
+                Output.json(out, failed.stream().map(f -> {
+                    Map<String, Object> m = new LinkedHashMap<>();
+                    m.put("event_id", f.eventId());
+                    m.put("handler_key", f.handlerKey());
+                    m.put("route", f.route());
+                    m.put("tenant_id", f.tenantId());
+                    m.put("actor_id", f.actorId());
+                    m.put("attempts", f.attempts());
+                    m.put("failed_at", f.failedAt().toString());
+                    m.put("reason", f.reason());
+                    return m;
+                }).toList());
+            } else if (failed.isEmpty()) {
+                out.println("no failed handler claims");
+            } else {
+                Output.table(out, List.of("EVENT", "HANDLER", "TENANT", "FAILED AT", "REASON"), failed.stream().map(f ->
+                        List.of(f.eventId(), f.handlerKey(), f.tenantId(), f.failedAt().toString(), String.valueOf(f.reason())))
+                        .toList());
+            }
+            return failOnFindings && !failed.isEmpty() ? Core.FINDINGS : 0;
+        }
+    }
+
+    @Command(name = "retry", description = "Let a failed handler run again on the event's next delivery or redrive.")
+    static final class Retry implements Callable<Integer> {
+        @Mixin Connection connection;
+        @Spec CommandSpec spec;
+
+        @Option(names = "--event-id", required = true, description = "The event's id")
+        String eventId;
+
+        @Option(names = "--handler-key", required = true, description = "The handler's key")
+        String handlerKey;
+
+        @Option(names = "--yes", description = "Required: this changes data")
+        boolean yes;
+
+        @Option(names = "--json", description = "Print JSON")
+        boolean json;
+
+        @Override
+        public Integer call() {
+            if (!yes) {
+                throw new IllegalArgumentException("retry changes data: add --yes");
+            }
+            int rows = new HandlerClaims(connection.open()).retry(eventId, handlerKey);
+            LoggerFactory.getLogger("dev.once.cli.audit").info("dispatch retry {} {} by {}: {}", eventId, handlerKey,
+                    System.getProperty("user.name"), rows);
+            IdempotencyCommands.print(spec.commandLine().getOut(), json, Map.of("released", rows),
+                    rows == 0 ? "no failed claim of " + handlerKey + " for event " + eventId
+                            : "handler " + handlerKey + " will run again on the next delivery of " + eventId);
+            return rows == 0 ? Core.FINDINGS : 0;
+        }
+    }
+
+    private DispatchCommands() {
+    }
+}
