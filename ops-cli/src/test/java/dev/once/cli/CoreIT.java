@@ -135,6 +135,37 @@ class CoreIT {
     }
 
     @Test
+    void outbox_status_json_matches_its_golden_file() throws IOException {
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.update("DELETE FROM outbox_event");
+        jdbc.update("""
+                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
+                                          payload, parked_at, park_reason)
+                VALUES ('00000000-0000-7000-8000-000000000001', 'acme', 'alice', 'account', 'a-1', 'AccountCreated', 1, '{}',
+                        now(), 'RecordTooLargeException: too large')
+                """);
+
+        Run run = raw(concat(new String[] {"outbox", "status", "--json"}, connectionArgs()));
+
+        assertThat(run.out().trim().replaceAll("\"parked_at\":\"[^\"]+\"", "\"parked_at\":\"<instant>\""))
+                .isEqualTo(golden("/golden/outbox-status.json"));
+    }
+
+    @Test
+    void an_empty_stuck_list_in_json_matches_its_golden_file() throws IOException {
+        Run run = raw(concat(new String[] {"idempotency", "stuck", "--tenant-id", "nobody-" + UUID.randomUUID(), "--json"},
+                connectionArgs()));
+
+        assertThat(run.out().trim()).isEqualTo(golden("/golden/stuck-empty.json"));
+    }
+
+    private static String golden(String resource) throws IOException {
+        try (var in = CoreIT.class.getResourceAsStream(resource)) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
+        }
+    }
+
+    @Test
     void diagnose_prints_aligned_fields_for_people() {
         Run run = core(idem("diagnose", scope("k-" + UUID.randomUUID())));
 
