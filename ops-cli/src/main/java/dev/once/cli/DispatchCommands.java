@@ -74,17 +74,14 @@ final class DispatchCommands {
         @Option(names = "--handler-key", required = true, description = "The handler's key")
         String handlerKey;
 
-        @Option(names = "--yes", description = "Required: this changes data")
-        boolean yes;
+        @Mixin Confirmation confirmation;
 
         @Option(names = "--json", description = "Print JSON")
         boolean json;
 
         @Override
         public Integer call() {
-            if (!yes) {
-                throw new IllegalArgumentException("retry changes data: add --yes");
-            }
+            confirmation.require("retry", "changes data");
             int rows = new HandlerClaims(connection.open()).retry(eventId, handlerKey);
             LoggerFactory.getLogger("dev.once.cli.audit").info("dispatch retry {} {} by {}: {}", eventId, handlerKey,
                     System.getProperty("user.name"), rows);

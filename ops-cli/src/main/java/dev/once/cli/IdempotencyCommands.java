@@ -175,8 +175,7 @@ final class IdempotencyCommands {
         @Mixin ScopeOptions scope;
         @Spec CommandSpec spec;
 
-        @Option(names = "--yes", description = "Required: this changes data")
-        boolean yes;
+        @Mixin Confirmation confirmation;
 
         @Option(names = "--force", description = "Release even though the lease is live (its owner must be gone)")
         boolean force;
@@ -186,9 +185,7 @@ final class IdempotencyCommands {
 
         @Override
         public Integer call() {
-            if (!yes) {
-                throw new IllegalArgumentException("release changes data: add --yes");
-            }
+            confirmation.require("release", "changes data");
             IdempotencyScope s = scope.scope();
             ReleaseResult result = IdempotencyStore.create(connection.open()).forceRelease(s, force);
             log.info("release {} force={} by {}: {}", s, force, System.getProperty("user.name"), result);
@@ -206,8 +203,7 @@ final class IdempotencyCommands {
         @Option(names = "--older-than", required = true, converter = Durations.class, description = "e.g. 7d")
         Duration olderThan;
 
-        @Option(names = "--yes", description = "Required: this deletes data")
-        boolean yes;
+        @Mixin Confirmation confirmation;
 
         @Option(names = "--batch-size", defaultValue = "" + IdempotencyDefaults.SWEEP_BATCH_SIZE,
                 description = "Rows per short transaction (default ${DEFAULT-VALUE})")
@@ -218,9 +214,7 @@ final class IdempotencyCommands {
 
         @Override
         public Integer call() {
-            if (!yes) {
-                throw new IllegalArgumentException("purge deletes data: add --yes");
-            }
+            confirmation.require("purge", "deletes data");
             PrintWriter err = spec.commandLine().getErr();
             SweepResult result = IdempotencyStore.create(connection.open())
                     .purge(olderThan, batchSize, total -> err.println("purged " + total + " …"));

@@ -84,17 +84,14 @@ final class OutboxCommands {
         @Option(names = "--event-id", required = true, description = "The parked event's id")
         java.util.UUID eventId;
 
-        @Option(names = "--yes", description = "Required: this changes data")
-        boolean yes;
+        @Mixin Confirmation confirmation;
 
         @Option(names = "--json", description = "Print JSON")
         boolean json;
 
         @Override
         public Integer call() {
-            if (!yes) {
-                throw new IllegalArgumentException("redrive changes data: add --yes");
-            }
+            confirmation.require("redrive", "changes data");
             int rows = new dev.once.outbox.OutboxRedrive(connection.open()).redrive(eventId);
             org.slf4j.LoggerFactory.getLogger("dev.once.cli.audit").info("redrive {} by {}: {} row(s)", eventId,
                     System.getProperty("user.name"), rows);
