@@ -213,7 +213,8 @@ public final class EventDispatcher {
                 IdempotencyScope scope = IdempotencyScope.of(envelope.tenantId(), envelope.actorId(), registration.route(),
                         envelope.eventId().toString());
                 if (!seen.add(scope.toString())) {
-                    continue; // the same event twice in one poll: handled once
+                    listener.skippedDuplicate(registration.handlerKey()); // the same event twice in one poll
+                    continue;
                 }
                 pairsHandler.add(registration);
                 pairsEnvelope.add(envelope);
