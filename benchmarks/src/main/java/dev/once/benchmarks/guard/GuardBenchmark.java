@@ -111,6 +111,7 @@ public final class GuardBenchmark {
                 "spring.datasource.hikari.maximum-pool-size", Integer.toString(clients + 4),
                 "server.tomcat.threads.max", Integer.toString(clients + 4),
                 "logging.level.root", "WARN",
+                "once.outbox.relay.enabled", "false", // the endpoint is measured, not the relay
                 "spring.main.banner-mode", "off")).run();
         try {
             int port = ((WebServerApplicationContext) app).getWebServer().getPort();

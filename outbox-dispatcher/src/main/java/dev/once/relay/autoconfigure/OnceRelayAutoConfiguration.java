@@ -83,9 +83,12 @@ public class OnceRelayAutoConfiguration {
         if (properties.getMode() == OnceRelayProperties.Mode.POLLING) {
             return new PollingRelay("polling", dataSource, transport, properties.toOptions(), listener);
         }
+        String schema = properties.getSchema().isBlank()
+                ? new org.springframework.jdbc.core.JdbcTemplate(dataSource).queryForObject("SELECT current_schema()", String.class)
+                : properties.getSchema();
         CdcSettings settings = new CdcSettings(environment.getRequiredProperty("spring.datasource.url"),
                 environment.getProperty("spring.datasource.username", ""),
-                environment.getProperty("spring.datasource.password", ""), properties.getSchema(),
+                environment.getProperty("spring.datasource.password", ""), schema,
                 properties.getSlotName(), properties.getPublicationName(), properties.getHeartbeat(),
                 properties.getLeaderPoll());
         return new CdcRelay("cdc", dataSource, settings, transport, properties.toOptions(), listener);

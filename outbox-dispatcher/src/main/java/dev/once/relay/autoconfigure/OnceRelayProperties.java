@@ -38,8 +38,8 @@ public class OnceRelayProperties {
     /** How long one batch waits for Kafka's acknowledgements. */
     private Duration ackTimeout = Duration.ofSeconds(10);
 
-    /** The schema of the outbox table (CDC). */
-    private String schema = "public";
+    /** The schema of the outbox table (CDC); empty means the connection's current schema. */
+    private String schema = "";
 
     /** Replication slot and publication (CDC). */
     private String slotName = "once_outbox";
