@@ -112,6 +112,7 @@ public class OnceIdempotencyAutoConfiguration {
         }
 
         @Bean
+        @ConditionalOnMissingBean
         @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
         static IdempotentRoutes idempotentRoutes(ObjectProvider<IdempotencyMutationGuard> guard,
                                                  ObjectProvider<OnceIdempotencyProperties> properties,
@@ -131,6 +132,7 @@ public class OnceIdempotencyAutoConfiguration {
         }
 
         @Bean
+        @ConditionalOnMissingBean(name = "onceMutationContextArgument")
         WebMvcConfigurer onceMutationContextArgument(IdempotentRoutes routes) {
             HandlerMethodArgumentResolver resolver = routes.mutationContextResolver();
             return new WebMvcConfigurer() {

@@ -73,6 +73,7 @@ public class OnceDispatcherAutoConfiguration {
 
     @Bean
     @ConditionalOnBean(KafkaEventDispatcher.class)
+    @ConditionalOnMissingBean(name = "onceKafkaEventDispatcherLifecycle")
     SmartLifecycle onceKafkaEventDispatcherLifecycle(KafkaEventDispatcher consumers) {
         return new SmartLifecycle() {
             private volatile boolean running;

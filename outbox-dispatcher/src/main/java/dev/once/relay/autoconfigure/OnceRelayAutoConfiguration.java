@@ -95,6 +95,7 @@ public class OnceRelayAutoConfiguration {
     }
 
     @Bean
+    @ConditionalOnMissingBean(name = "onceOutboxRelayLifecycle")
     SmartLifecycle onceOutboxRelayLifecycle(OutboxRelay relay, EventTransport transport) {
         return new SmartLifecycle() {
             private volatile boolean running;
