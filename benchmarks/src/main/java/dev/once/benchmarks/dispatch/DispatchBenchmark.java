@@ -42,7 +42,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * Events/s through the dispatcher with a TRANSACTIONAL handler that inserts one row per event, against the same
  * handler (one row, one transaction) on a plain spring-kafka listener without claims: the at-least-once baseline.
- * Both consume the same backlog, each with a group of its own, in the same run. Options: {@code --events 20000}.
+ * Both consume the same backlog, each with a group of its own, in the same run. Options: {@code --events 20000};
+ * {@code --events 1000000 --heap} runs only the dispatcher over a large backlog and prints the heap after GC every 10 s.
  */
 public final class DispatchBenchmark {
 
@@ -51,6 +52,7 @@ public final class DispatchBenchmark {
 
     public static void main(String[] args) throws Exception {
         int events = args.length >= 2 && args[0].equals("--events") ? Integer.parseInt(args[1]) : 20_000;
+        boolean heapOnly = java.util.Arrays.asList(args).contains("--heap");
         PostgresServer server = TestPostgres.server();
         String bootstrap = TestKafka.bootstrapServers();
         String schema = "bench_dispatch_" + Long.toHexString(System.nanoTime());
@@ -67,7 +69,7 @@ public final class DispatchBenchmark {
 
             DataSourceTransactionManager transactions = new DataSourceTransactionManager(ds);
             TransactionTemplate tx = new TransactionTemplate(transactions);
-            double plain = timed(jdbc, "plain", events, () -> {
+            double plain = heapOnly ? Double.NaN : timed(jdbc, "plain", events, () -> {
                 Map<String, Object> consumer = new HashMap<>();
                 consumer.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
                 consumer.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
@@ -96,13 +98,25 @@ public final class DispatchBenchmark {
         }
     }
 
-    /** Starts a consumer and returns events/s until all {@code events} effects of {@code variant} exist. */
+    /**
+     * Starts a consumer and returns events/s until all {@code events} effects of {@code variant} exist. Every 10 s it
+     * prints the heap in use after a full GC, so that a long backlog shows whether memory stays flat.
+     */
     private static double timed(JdbcTemplate jdbc, String variant, int events, ConsumerStart start) throws Exception {
         long begin = System.nanoTime();
+        long nextSample = begin;
         Runnable stop = start.start();
         try {
-            while (jdbc.queryForObject("SELECT count(*) FROM effect WHERE variant = ?", Long.class, variant) < events) {
-                LockSupport.parkNanos(20_000_000L);
+            long done;
+            while ((done = jdbc.queryForObject("SELECT count(*) FROM effect WHERE variant = ?", Long.class, variant)) < events) {
+                if (System.nanoTime() >= nextSample) {
+                    System.gc();
+                    Runtime rt = Runtime.getRuntime();
+                    System.out.printf(Locale.ROOT, "  %s t=%3ds handled=%8d heap after GC=%4d MiB%n", variant,
+                            (System.nanoTime() - begin) / 1_000_000_000L, done, (rt.totalMemory() - rt.freeMemory()) >> 20);
+                    nextSample = System.nanoTime() + 10_000_000_000L;
+                }
+                LockSupport.parkNanos(200_000_000L);
             }
             return events / ((System.nanoTime() - begin) / 1e9);
         } finally {
