@@ -19,14 +19,14 @@ import org.springframework.kafka.listener.ContainerProperties;
 import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.listener.BatchMessageListener;
-import org.springframework.util.backoff.ExponentialBackOff;
 
 /**
  * Consumes outbox topics with spring-kafka and hands every poll to the {@link EventDispatcher}, which claims a run of
  * TRANSACTIONAL records with one statement and handles it in one transaction. Offsets are
  * committed after every record of a poll was handled (its handlers' transactions have committed); a redelivery after
  * a crash is absorbed by the claims, so committing per poll rather than per record loses nothing. Failures use spring-kafka's
- * {@link DefaultErrorHandler}: a failing handler is retried with exponential backoff, then its claim is marked
+ * {@link DefaultErrorHandler}: a failing handler is retried with exponential backoff ({@link RetryPolicy}), then its
+ * claim is marked
  * {@code failed} and the record goes to {@code <topic>.dlt} with headers {@code once-dlt-reason},
  * {@code once-dlt-handler} and {@code once-dlt-attempts}; a poison record goes there at once. Either way the
  * partition keeps flowing.
@@ -48,7 +48,7 @@ public final class KafkaEventDispatcher implements AutoCloseable {
      */
     public KafkaEventDispatcher(String bootstrapServers, String groupId, EventDispatcher dispatcher, int concurrency,
                                 int maxAttempts, String... topics) {
-        this(bootstrapServers, groupId, dispatcher, concurrency, maxAttempts, null, topics);
+        this(bootstrapServers, groupId, dispatcher, concurrency, RetryPolicy.attempts(maxAttempts), null, topics);
     }
 
     /**
@@ -56,7 +56,8 @@ public final class KafkaEventDispatcher implements AutoCloseable {
      * {@code kafka.consumer.fetch.manager.records.lag.max}) are bound to it.
      */
     public KafkaEventDispatcher(String bootstrapServers, String groupId, EventDispatcher dispatcher, int concurrency,
-                                int maxAttempts, io.micrometer.core.instrument.MeterRegistry registry, String... topics) {
+                                RetryPolicy retry, io.micrometer.core.instrument.MeterRegistry registry, String... topics) {
+        int maxAttempts = retry.maxAttempts();
         Map<String, Object> consumer = new HashMap<>();
         consumer.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         consumer.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
@@ -74,8 +75,6 @@ public final class KafkaEventDispatcher implements AutoCloseable {
             headers.add(DLT_ATTEMPTS, utf8(Integer.toString(cause instanceof PoisonEventException ? 1 : maxAttempts)));
             return headers;
         });
-        ExponentialBackOff backOff = new ExponentialBackOff(100, 2.0);
-        backOff.setMaxAttempts(maxAttempts - 1);
         DefaultErrorHandler errors = new DefaultErrorHandler((record, e) -> {
             @SuppressWarnings("unchecked")
             ConsumerRecord<String, byte[]> typed = (ConsumerRecord<String, byte[]>) record;
@@ -84,7 +83,7 @@ public final class KafkaEventDispatcher implements AutoCloseable {
             }
             dlt.accept(record, e);
             dispatcher.listener().deadLettered(String.valueOf(rootOnce(e).getMessage()));
-        }, backOff);
+        }, retry.toBackOff());
         errors.addNotRetryableExceptions(PoisonEventException.class);
         ContainerProperties properties = new ContainerProperties(topics);
         properties.setGroupId(groupId);

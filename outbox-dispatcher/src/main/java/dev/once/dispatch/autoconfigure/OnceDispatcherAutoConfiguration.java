@@ -68,7 +68,7 @@ public class OnceDispatcherAutoConfiguration {
                 ? environment.getProperty("spring.kafka.bootstrap-servers", "localhost:9092")
                 : properties.getBootstrapServers();
         return new KafkaEventDispatcher(bootstrap, properties.getGroupId(), dispatcher, properties.getConcurrency(),
-                properties.getMaxAttempts(), registries.getIfAvailable(), properties.getTopics().toArray(String[]::new));
+                properties.toRetryPolicy(), registries.getIfAvailable(), properties.getTopics().toArray(String[]::new));
     }
 
     @Bean

@@ -26,7 +26,44 @@ public class OnceDispatcherProperties {
     private int concurrency = 1;
 
     /** Deliveries of a record whose handler keeps failing before it is dead-lettered. */
-    private int maxAttempts = 3;
+    private int maxAttempts = dev.once.dispatch.RetryPolicy.MAX_ATTEMPTS;
+
+    /** The first pause before a failed record is delivered again. */
+    private Duration retryInitialInterval = dev.once.dispatch.RetryPolicy.INITIAL_INTERVAL;
+
+    /** Each further pause is this many times longer. */
+    private double retryMultiplier = dev.once.dispatch.RetryPolicy.MULTIPLIER;
+
+    /** The longest pause between two deliveries. */
+    private Duration retryMaxInterval = dev.once.dispatch.RetryPolicy.MAX_INTERVAL;
+
+    public dev.once.dispatch.RetryPolicy toRetryPolicy() {
+        return new dev.once.dispatch.RetryPolicy(maxAttempts, retryInitialInterval, retryMultiplier, retryMaxInterval);
+    }
+
+    public Duration getRetryInitialInterval() {
+        return retryInitialInterval;
+    }
+
+    public void setRetryInitialInterval(Duration retryInitialInterval) {
+        this.retryInitialInterval = retryInitialInterval;
+    }
+
+    public double getRetryMultiplier() {
+        return retryMultiplier;
+    }
+
+    public void setRetryMultiplier(double retryMultiplier) {
+        this.retryMultiplier = retryMultiplier;
+    }
+
+    public Duration getRetryMaxInterval() {
+        return retryMaxInterval;
+    }
+
+    public void setRetryMaxInterval(Duration retryMaxInterval) {
+        this.retryMaxInterval = retryMaxInterval;
+    }
 
     /** The lease of LEASED handlers' claims. */
     private Duration lease = IdempotencyDefaults.LEASE;
