@@ -7,7 +7,6 @@ import java.sql.SQLException;
 import java.util.List;
 import java.util.UUID;
 import org.springframework.jdbc.core.JdbcTemplate;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Completion with outbox rows in one statement: the record is completed (binding the first event's id) and, only if
@@ -38,8 +37,6 @@ final class CompleteWithEvents {
             WHERE EXISTS (SELECT 1 FROM done)
             """;
 
-    private static final JsonMapper JSON = JsonMapper.builder().build();
-
     private CompleteWithEvents() {
     }
 
@@ -61,7 +58,7 @@ final class CompleteWithEvents {
                 text[4][i] = e.eventType();
                 versions[i] = e.eventVersion();
                 text[5][i] = e.payloadJson();
-                text[6][i] = e.headers().isEmpty() ? "{}" : JSON.writeValueAsString(e.headers());
+                text[6][i] = e.headersJson();
             }
             Connection c = ps.getConnection();
             bindCompletion(ps, 1, token, stored, taskId, n == 0 ? null : ids[0]);

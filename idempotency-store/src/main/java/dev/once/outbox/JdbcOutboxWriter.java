@@ -4,7 +4,6 @@ import java.util.UUID;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
-import tools.jackson.databind.json.JsonMapper;
 
 /** {@link OutboxWriter} over JDBC; {@link JdbcTemplate} takes the connection of the current transaction. */
 final class JdbcOutboxWriter implements OutboxWriter {
@@ -14,8 +13,6 @@ final class JdbcOutboxWriter implements OutboxWriter {
                                       payload, headers)
             VALUES (?, ?, ?, ?, ?, ?, ?, CAST(? AS jsonb), CAST(? AS jsonb))
             """;
-
-    private static final JsonMapper JSON = JsonMapper.builder().build();
 
     private final DataSource dataSource;
     private final JdbcTemplate jdbc;
@@ -38,8 +35,7 @@ final class JdbcOutboxWriter implements OutboxWriter {
         }
         UUID id = event.id() != null ? event.id() : UuidV7.next();
         jdbc.update(INSERT, id, event.tenantId(), event.actorId(), event.aggregateType(), event.aggregateId(),
-                event.eventType(), event.eventVersion(), event.payloadJson(),
-                event.headers().isEmpty() ? "{}" : JSON.writeValueAsString(event.headers()));
+                event.eventType(), event.eventVersion(), event.payloadJson(), event.headersJson());
         return id;
     }
 }

@@ -41,6 +41,11 @@ public record OutboxEvent(UUID id, String tenantId, String actorId, String aggre
         return new Builder();
     }
 
+    /** The headers as the JSON object stored in the {@code headers} column. */
+    public String headersJson() {
+        return headers.isEmpty() ? "{}" : JSON.writeValueAsString(headers);
+    }
+
     /** This event with {@code id}. */
     public OutboxEvent withId(UUID newId) {
         return new OutboxEvent(newId, tenantId, actorId, aggregateType, aggregateId, eventType, eventVersion, payloadJson, headers);

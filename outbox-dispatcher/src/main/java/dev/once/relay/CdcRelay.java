@@ -6,7 +6,6 @@ import io.debezium.engine.format.ChangeEventFormat;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
@@ -19,8 +18,6 @@ import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.core.JdbcTemplate;
-import tools.jackson.core.type.TypeReference;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The default relay: Debezium embedded reads committed outbox inserts from the write-ahead log ({@code pgoutput}) in
@@ -42,8 +39,6 @@ import tools.jackson.databind.json.JsonMapper;
 public final class CdcRelay implements OutboxRelay {
 
     private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
-    private static final JsonMapper JSON = JsonMapper.builder().build();
-    private static final TypeReference<Map<String, String>> HEADERS = new TypeReference<>() { };
 
     static final String PUBLICATION_EXISTS = "SELECT count(*) FROM pg_publication WHERE pubname = ?";
     static final String PUBLICATION_PUBLISHES_MORE =
@@ -342,7 +337,7 @@ public final class CdcRelay implements OutboxRelay {
         return new OutboxMessage(UUID.fromString(row.getString("id")), row.getString("tenant_id"),
                 row.getString("actor_id"), row.getString("aggregate_type"), row.getString("aggregate_id"),
                 row.getString("event_type"), row.getInt32("event_version"), row.getString("payload"),
-                headers == null || headers.equals("{}") ? Map.of() : JSON.readValue(headers, HEADERS),
+                OutboxMessage.headersFromJson(headers),
                 source.getInt64("ts_ms") == null ? null : java.time.Instant.ofEpochMilli(source.getInt64("ts_ms")));
     }
 

@@ -18,6 +18,14 @@ public record OutboxMessage(UUID id, String tenantId, String actorId, String agg
         headers = headers == null ? Map.of() : Map.copyOf(headers);
     }
 
+    private static final tools.jackson.databind.json.JsonMapper JSON = tools.jackson.databind.json.JsonMapper.builder().build();
+    private static final tools.jackson.core.type.TypeReference<Map<String, String>> HEADERS = new tools.jackson.core.type.TypeReference<>() { };
+
+    /** The {@code headers} column's JSON object as a map; empty for {@code null} or {@code {}}. */
+    static Map<String, String> headersFromJson(String json) {
+        return json == null || json.equals("{}") ? Map.of() : JSON.readValue(json, HEADERS);
+    }
+
     /** The aggregate's identity, which orders its events. */
     public String aggregate() {
         return aggregateType + "/" + aggregateId;

@@ -4,7 +4,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -15,8 +14,6 @@ import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
-import tools.jackson.core.type.TypeReference;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The relay for databases without logical replication. Each batch is one transaction: it takes the advisory locks of
@@ -71,8 +68,6 @@ public final class PollingRelay implements OutboxRelay {
             """;
 
     private static final Logger log = LoggerFactory.getLogger(PollingRelay.class);
-    private static final JsonMapper JSON = JsonMapper.builder().build();
-    private static final TypeReference<Map<String, String>> HEADERS = new TypeReference<>() { };
 
     private final JdbcTemplate jdbc;
     private final TransactionTemplate tx;
@@ -177,7 +172,7 @@ public final class PollingRelay implements OutboxRelay {
         return new OutboxMessage(rs.getObject("id", UUID.class), rs.getString("tenant_id"), rs.getString("actor_id"),
                 rs.getString("aggregate_type"), rs.getString("aggregate_id"), rs.getString("event_type"),
                 rs.getInt("event_version"), rs.getString("payload"),
-                headers == null || headers.equals("{}") ? Map.of() : JSON.readValue(headers, HEADERS),
+                OutboxMessage.headersFromJson(headers),
                 rs.getObject("created_at", java.time.OffsetDateTime.class).toInstant());
     }
 
