@@ -97,7 +97,7 @@ public final class IdempotencyMutationGuard {
         Phase2 outcome;
         try {
             outcome = work.execute(tx -> {
-                StoredResponse response = invoke(handler, context);
+                StoredResponse response = invoke(handler, context, tx);
                 if (response.statusCode() >= 400) {
                     tx.setRollbackOnly();
                     return new Phase2(response, false);
@@ -161,11 +161,21 @@ public final class IdempotencyMutationGuard {
         }
     }
 
-    private static StoredResponse invoke(MutationHandler handler, MutationContext context) {
+    /**
+     * Runs the handler and, when it succeeded, flushes its ORM writes (JPA, when the transaction manager has a
+     * session): they reach the database before the completion statement, so a failing business write is the
+     * handler's failure, and the record's row is locked only by the last statement of the transaction; a concurrent
+     * duplicate meanwhile gets "in progress" instead of waiting on that lock.
+     */
+    private static StoredResponse invoke(MutationHandler handler, MutationContext context,
+                                         org.springframework.transaction.TransactionStatus tx) {
         try {
             StoredResponse response = handler.handle(context);
             if (response == null) {
                 throw new IllegalStateException("A MutationHandler must return a response to store");
+            }
+            if (response.statusCode() < 400) {
+                tx.flush();
             }
             return response;
         } catch (Exception e) {

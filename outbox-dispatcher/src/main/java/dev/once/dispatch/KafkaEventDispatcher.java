@@ -103,6 +103,17 @@ public final class KafkaEventDispatcher implements AutoCloseable {
         container.start();
     }
 
+    /** Whether the consumers are running (started and not closed). */
+    public boolean isRunning() {
+        return container.isRunning();
+    }
+
+    /** How many consumers hold partitions right now (0 while a rebalance is under way or none are assigned). */
+    public int assignedConsumers() {
+        return (int) container.getContainers().stream()
+                .filter(c -> c.getAssignedPartitions() != null && !c.getAssignedPartitions().isEmpty()).count();
+    }
+
     @Override
     public synchronized void close() {
         if (container.isRunning()) {

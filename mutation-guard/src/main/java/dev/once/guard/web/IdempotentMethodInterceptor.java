@@ -87,8 +87,11 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
         }
         Optional<IdempotencyPrincipal> principal = principals.resolve(request);
         if (principal.isEmpty()) {
-            return ResponseConversion.problem(HttpStatus.UNAUTHORIZED, "UNAUTHENTICATED",
-                    "Idempotent requests are scoped to an authenticated user").build();
+            return request.getUserPrincipal() == null
+                    ? ResponseConversion.problem(HttpStatus.UNAUTHORIZED, "UNAUTHENTICATED",
+                            "Idempotent requests are scoped to an authenticated user").build()
+                    : ResponseConversion.problem(HttpStatus.FORBIDDEN, "TENANT_UNRESOLVED",
+                            "Idempotent requests are scoped to one tenant, and this user has none or several").build();
         }
         Route template = Route.of(request.getMethod() + " "
                 + request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE));

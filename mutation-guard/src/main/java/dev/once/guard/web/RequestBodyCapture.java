@@ -33,10 +33,26 @@ public class RequestBodyCapture extends RequestBodyAdviceAdapter {
         this.maxBytes = maxBytes;
     }
 
-    /** The captured body of the current request, or an empty array when it had none. */
-    static byte[] body(HttpServletRequest request) {
+    /**
+     * The body of the current request: the bytes captured while Spring read the method's {@code @RequestBody}; for a
+     * method that reads no body, whatever the client sent anyway (so the same key with another body is still a 422),
+     * up to {@link dev.once.guard.GuardDefaults#MAX_REQUEST_BODY_BYTES}; an empty array when there is none.
+     */
+    static byte[] body(HttpServletRequest request) throws IOException {
         Object body = request.getAttribute(ATTRIBUTE);
-        return body instanceof byte[] bytes ? bytes : NONE;
+        if (body instanceof byte[] bytes) {
+            return bytes;
+        }
+        String type = request.getContentType();
+        if (type != null && type.toLowerCase(java.util.Locale.ROOT).startsWith("application/x-www-form-urlencoded")) {
+            return NONE; // read as parameters, which the fingerprint covers
+        }
+        int max = dev.once.guard.GuardDefaults.MAX_REQUEST_BODY_BYTES;
+        byte[] unread = request.getInputStream().readNBytes(max + 1);
+        if (unread.length > max) {
+            throw new ResponseStatusException(HttpStatus.CONTENT_TOO_LARGE, "Request body exceeds " + max + " bytes");
+        }
+        return unread.length == 0 ? NONE : unread;
     }
 
     @Override

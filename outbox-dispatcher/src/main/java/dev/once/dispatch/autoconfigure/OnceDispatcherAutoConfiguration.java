@@ -12,11 +12,15 @@ import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.transaction.PlatformTransactionManager;
 
@@ -95,5 +99,21 @@ public class OnceDispatcherAutoConfiguration {
                 return running;
             }
         };
+    }
+
+    /** {@code /actuator/health} shows the dispatcher: up while its consumers run, down once they stopped. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(HealthIndicator.class)
+    @ConditionalOnProperty(prefix = "once.dispatcher", name = "topics") // as the consumers themselves
+    static class DispatcherHealth {
+
+        @Bean
+        @ConditionalOnMissingBean(name = "onceDispatcherHealthIndicator")
+        HealthIndicator onceDispatcherHealthIndicator(KafkaEventDispatcher consumers, OnceDispatcherProperties properties) {
+            return () -> (consumers.isRunning() ? Health.up() : Health.down())
+                    .withDetail("group", properties.getGroupId())
+                    .withDetail("topics", properties.getTopics())
+                    .withDetail("assigned-consumers", consumers.assignedConsumers()).build();
+        }
     }
 }

@@ -12,7 +12,7 @@ import java.time.Duration;
  * Micrometer metrics of the relay: {@code once.outbox.published} (counter), {@code once.outbox.publish.latency}
  * (commit to Kafka acknowledgement), {@code once.outbox.parked.total}, {@code once.outbox.unavailable} and
  * {@code once.outbox.failures}, and gauges read from PostgreSQL on scrape: {@code once.outbox.pending},
- * {@code once.outbox.oldest.pending.age} (seconds), {@code once.outbox.parked} and, in CDC mode,
+ * {@code once.outbox.oldest.pending.age} (seconds), {@code once.outbox.parked.rows} and, in CDC mode,
  * {@code once.outbox.slot.lag} (bytes).
  */
 final class RelayMetrics implements RelayListener {
@@ -33,7 +33,7 @@ final class RelayMetrics implements RelayListener {
         Gauge.builder("once.outbox.pending", status, OutboxStatus::pending).description("Rows waiting to be published").register(registry);
         Gauge.builder("once.outbox.oldest.pending.age", status, s -> s.oldestPendingAge().toMillis() / 1000.0)
                 .baseUnit("seconds").register(registry);
-        Gauge.builder("once.outbox.parked", status, OutboxStatus::parkedCount).register(registry);
+        Gauge.builder("once.outbox.parked.rows", status, OutboxStatus::parkedCount).register(registry);
         if (slotName != null) {
             Gauge.builder("once.outbox.slot.lag", status, s -> {
                 OutboxStatus.Slot slot = s.slot(slotName);

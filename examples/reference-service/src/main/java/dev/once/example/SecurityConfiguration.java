@@ -1,0 +1,58 @@
+package dev.once.example;
+
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.security.config.Customizer;
+import org.springframework.security.config.annotation.web.builders.HttpSecurity;
+import org.springframework.security.core.userdetails.User;
+import org.springframework.security.core.userdetails.UserDetails;
+import org.springframework.security.core.userdetails.UserDetailsService;
+import org.springframework.security.crypto.password.NoOpPasswordEncoder;
+import org.springframework.security.crypto.password.PasswordEncoder;
+import org.springframework.security.provisioning.InMemoryUserDetailsManager;
+import org.springframework.security.web.SecurityFilterChain;
+
+/**
+ * HTTP Basic with demo users. A user's tenant is its {@code TENANT_<id>} authority: that is where Once's guard (and
+ * {@link Tenancy}) read it, never from a header the client controls. {@code ops} is an operator in no tenant.
+ */
+@Configuration(proxyBeanMethods = false)
+class SecurityConfiguration {
+
+    static final String OPS = "OPS";
+
+    @Bean
+    SecurityFilterChain api(HttpSecurity http) throws Exception {
+        return http
+                .authorizeHttpRequests(a -> a
+                        .requestMatchers("/actuator/health", "/actuator/health/**").permitAll()
+                        .requestMatchers("/ops/**", "/actuator/**").hasRole(OPS)
+                        .anyRequest().authenticated())
+                .httpBasic(Customizer.withDefaults())
+                .csrf(c -> c.disable()) // a JSON API for non-browser clients, authenticated on every request
+                .sessionManagement(s -> s.sessionCreationPolicy(
+                        org.springframework.security.config.http.SessionCreationPolicy.STATELESS))
+                .build();
+    }
+
+    @Bean
+    UserDetailsService users() {
+        return new InMemoryUserDetailsManager(
+                tenantUser("alice", "acme"), tenantUser("bob", "acme"), tenantUser("carol", "globex"),
+                User.withUsername("ops").password("ops-pass").roles(OPS).build());
+    }
+
+    private static UserDetails tenantUser(String name, String tenant) {
+        return User.withUsername(name).password(name + "-pass").authorities("TENANT_" + tenant).build();
+    }
+
+    /**
+     * Demo passwords are plain text. A real service keeps hashes (and usually another authentication altogether);
+     * here BCrypt would only make every demo request slower.
+     */
+    @Bean
+    @SuppressWarnings("deprecation")
+    PasswordEncoder passwordEncoder() {
+        return NoOpPasswordEncoder.getInstance();
+    }
+}

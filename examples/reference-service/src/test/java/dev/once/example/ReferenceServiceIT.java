@@ -1,0 +1,276 @@
+package dev.once.example;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.once.example.demo.Demo;
+import dev.once.example.demo.DemoReport;
+import dev.once.test.TestDatabase;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The reference service end to end: two instances on one database and one Kafka broker, real HTTP, the relay and the
+ * handlers running. The demo's invariants hold exactly; every guarded endpoint follows the HTTP contract; tenants
+ * never see each other.
+ */
+class ReferenceServiceIT {
+
+    @RegisterExtension
+    static final TestDatabase db = TestDatabase.create().poolSize(4);
+
+    @TempDir
+    static Path dataDir;
+
+    static final JsonMapper JSON = JsonMapper.builder().build();
+    static ServiceInstances instances;
+    static Http first;
+    static Http second;
+    static JdbcTemplate jdbc;
+
+    @BeforeAll
+    static void startTwoInstances() {
+        instances = new ServiceInstances(db, dataDir);
+        ConfigurableApplicationContext a = instances.start();
+        ConfigurableApplicationContext b = instances.start();
+        first = new Http(ServiceInstances.baseOf(a));
+        second = new Http(ServiceInstances.baseOf(b));
+        jdbc = new JdbcTemplate(db.dataSource());
+    }
+
+    @AfterAll
+    static void stop() {
+        instances.close();
+    }
+
+    @Test
+    void the_demo_against_both_instances_loses_nothing_and_does_nothing_twice() {
+        DemoReport report = Demo.run(Demo.Settings.against(List.of(first.base, second.base)).withLoad(4, 40));
+
+        assertThat(report.failures()).isEmpty();
+        assertThat(report.duplicates()).isZero();
+        assertThat(report.lost()).isZero();
+        assertThat(report.crossTenantLeaks()).isZero();
+        assertThat(report.operations()).isEqualTo(160);
+        assertThat(report.requests()).isGreaterThan(report.operations()); // retries, bursts and reuse happened
+        assertThat(report.replayed()).isPositive();
+        assertThat(report.conflicts422()).isPositive();
+        assertThat(report.effects().get("account-projection")).isEqualTo(report.effects().get("welcome-email"));
+        assertThat(report.passed()).isTrue();
+    }
+
+    /** An endpoint, a valid body, another body, the table its work writes, and its success status. */
+    record Endpoint(String path, String body, String otherBody, String table, int status) {
+    }
+
+    @Test
+    void every_guarded_endpoint_refuses_while_in_progress_then_replays_and_refuses_another_body() throws Exception {
+        String fileId = id(created(first.post("alice", "/files", key(), file("a.txt", "hello"))));
+        List<Endpoint> endpoints = List.of(
+                new Endpoint("/accounts", account("Ada"), account("Bob"), "account", 201),
+                new Endpoint("/files", file("b.txt", "bytes"), file("b.txt", "other bytes"), "stored_file", 201),
+                new Endpoint("/files/" + fileId + "/complete", "{}", "{\"note\":\"other\"}", "stored_file", 200),
+                new Endpoint("/tasks", task("resize"), task("crop"), "task", 202));
+        for (Endpoint endpoint : endpoints) {
+            String key = key();
+            HttpResponse<String> firstAnswer;
+            try (Connection lock = db.dataSource().getConnection(); Statement sql = lock.createStatement()) {
+                lock.setAutoCommit(false);
+                sql.execute("LOCK TABLE " + endpoint.table() + " IN EXCLUSIVE MODE"); // the work blocks mid-transaction
+                CompletableFuture<HttpResponse<String>> running =
+                        CompletableFuture.supplyAsync(() -> first.post("alice", endpoint.path(), key, endpoint.body()));
+                await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
+                        "SELECT count(*) FROM idempotency_record WHERE idempotency_key = ? AND status = 'processing'",
+                        Long.class, key) == 1);
+
+                HttpResponse<String> meanwhile = second.post("alice", endpoint.path(), key, endpoint.body());
+
+                assertProblem(meanwhile, 409, "IDEMPOTENCY_IN_PROGRESS");
+                assertThat(meanwhile.headers().firstValue("Retry-After")).isPresent();
+                lock.rollback();
+                firstAnswer = running.join();
+            }
+            assertThat(firstAnswer.statusCode()).as(endpoint.path()).isEqualTo(endpoint.status());
+
+            HttpResponse<String> retry = second.post("alice", endpoint.path(), key, endpoint.body());
+            assertThat(retry.statusCode()).isEqualTo(endpoint.status());
+            assertThat(retry.body()).isEqualTo(firstAnswer.body());
+            assertThat(retry.headers().firstValue("Idempotent-Replayed")).contains("true");
+            assertThat(retry.headers().firstValue("Location")).isEqualTo(firstAnswer.headers().firstValue("Location"));
+
+            assertProblem(first.post("alice", endpoint.path(), key, endpoint.otherBody()), 422, "IDEMPOTENCY_KEY_CONFLICT");
+            assertProblem(first.post("alice", endpoint.path(), null, endpoint.body()), 400, "IDEMPOTENCY_KEY_MISSING");
+        }
+    }
+
+    @Test
+    void a_submitted_task_keeps_its_task_id_on_retry_and_is_run_once() {
+        String key = key();
+        HttpResponse<String> submitted = first.post("bob", "/tasks", key, task("thumbnail"));
+        HttpResponse<String> retried = second.post("bob", "/tasks", key, task("thumbnail"));
+
+        assertThat(submitted.statusCode()).isEqualTo(202);
+        String taskId = json(submitted).path("task_id").asString();
+        assertThat(json(retried).path("task_id").asString()).isEqualTo(taskId);
+        assertThat(jdbc.queryForObject("SELECT task_id FROM idempotency_record WHERE idempotency_key = ?", String.class, key))
+                .isEqualTo(taskId);
+        await().atMost(Duration.ofSeconds(60)).until(() -> "done".equals(json(first.get("bob", "/tasks/" + taskId))
+                .path("state").asString()));
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM task WHERE id = ?", Long.class, taskId)).isOne();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM handler_effect e JOIN outbox_event o ON o.id = e.event_id "
+                + "WHERE e.handler_key = 'task-runner' AND o.aggregate_id = ?", Long.class, taskId)).isOne();
+    }
+
+    @Test
+    void a_retried_upload_writes_one_file_and_an_account_gets_one_welcome_email() throws Exception {
+        String key = key();
+        String body = file("report.pdf", "%PDF-1.7 ...");
+        String fileId = id(created(first.post("carol", "/files", key, body)));
+        second.post("carol", "/files", key, body);
+        first.post("carol", "/files", key, body);
+
+        try (Stream<Path> files = Files.list(dataDir.resolve("files").resolve("globex"))) {
+            assertThat(files.filter(p -> p.getFileName().toString().equals(fileId)).count()).isOne();
+        }
+        assertThat(Files.readString(dataDir.resolve("files/globex/" + fileId))).isEqualTo("%PDF-1.7 ...");
+
+        String accountKey = key();
+        String accountId = id(created(first.post("carol", "/accounts", accountKey, account("Grace"))));
+        second.post("carol", "/accounts", accountKey, account("Grace"));
+        await().atMost(Duration.ofSeconds(60)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM outbound_email m JOIN outbox_event o ON o.id = m.event_id WHERE o.aggregate_id = ?",
+                Long.class, accountId) == 1);
+        assertThat(jdbc.queryForObject("SELECT derived_key FROM outbound_email m JOIN outbox_event o ON o.id = m.event_id "
+                + "WHERE o.aggregate_id = ?", String.class, accountId)).endsWith(":welcome-email");
+    }
+
+    @Test
+    void a_key_is_scoped_to_tenant_and_user_so_nobody_replays_another_users_response() {
+        String key = key();
+        HttpResponse<String> alices = first.post("alice", "/accounts", key, account("Ada"));
+        HttpResponse<String> carols = first.post("carol", "/accounts", key, account("Ada"));
+        HttpResponse<String> bobs = second.post("bob", "/accounts", key, account("Ada"));
+
+        for (HttpResponse<String> own : List.of(carols, bobs)) {
+            assertThat(own.statusCode()).isEqualTo(201);
+            assertThat(own.headers().firstValue("Idempotent-Replayed")).isEmpty();
+            assertThat(id(own)).isNotEqualTo(id(alices));
+        }
+        assertThat(json(carols).path("tenant_id").asString()).isEqualTo("globex");
+        assertThat(json(bobs).path("tenant_id").asString()).isEqualTo("acme");
+    }
+
+    @Test
+    void another_tenants_resources_read_as_missing() {
+        String accountId = id(created(first.post("alice", "/accounts", key(), account("Ada"))));
+        String taskId = json(first.post("alice", "/tasks", key(), task("export"))).path("task_id").asString();
+
+        assertThat(first.get("bob", "/accounts/" + accountId).statusCode()).isEqualTo(200); // same tenant
+        assertProblem(first.get("carol", "/accounts/" + accountId), 404, "NOT_FOUND");
+        assertProblem(second.get("carol", "/tasks/" + taskId), 404, "NOT_FOUND");
+        assertThat(json(first.get("carol", "/accounts"))).noneMatch(a -> a.path("tenant_id").asString().equals("acme"));
+        assertProblem(first.post("carol", "/files/" + UUID.randomUUID() + "/complete", key(), "{}"), 404, "NOT_FOUND");
+    }
+
+    @Test
+    void without_credentials_everything_but_health_is_401_and_ops_is_for_operators() {
+        assertThat(first.post(null, "/accounts", key(), account("Ada")).statusCode()).isEqualTo(401);
+        assertThat(first.get(null, "/accounts").statusCode()).isEqualTo(401);
+        assertThat(first.get(null, "/ops/effects").statusCode()).isEqualTo(401);
+        assertThat(first.get("alice", "/ops/effects").statusCode()).isEqualTo(403);
+        assertThat(first.get("alice", "/actuator/prometheus").statusCode()).isEqualTo(403);
+        assertThat(first.get("ops", "/ops/effects").statusCode()).isEqualTo(200);
+        // ops is in no tenant: it can neither create nor read tenant resources
+        assertProblem(first.post("ops", "/accounts", key(), account("Ada")), 403, "TENANT_UNRESOLVED");
+        assertProblem(first.get("ops", "/accounts"), 403, "NO_TENANT");
+    }
+
+    @Test
+    void bad_input_is_a_problem_with_a_stable_code_and_writes_nothing() {
+        long accounts = jdbc.queryForObject("SELECT count(*) FROM account", Long.class);
+
+        assertThat(first.post("alice", "/accounts", key(), "{\"name\": ").statusCode()).isEqualTo(400);
+        assertProblem(first.post("alice", "/accounts", key(), "{\"name\":\"Ada\",\"email\":\"not-an-email\"}"),
+                400, "VALIDATION_FAILED");
+        assertProblem(first.post("alice", "/files", key(), "{\"name\":\"x\",\"content_base64\":\"***\"}"),
+                400, "VALIDATION_FAILED");
+        assertProblem(first.post("alice", "/tasks", key(), "{\"type\":\"x\",\"params\":[1]}"), 400, "VALIDATION_FAILED");
+
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM account", Long.class)).isEqualTo(accounts);
+    }
+
+    @Test
+    void health_shows_database_relay_and_dispatcher_and_prometheus_has_onces_metrics() {
+        first.post("alice", "/accounts", key(), account("Metric"));
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            JsonNode health = json(first.get(null, "/actuator/health"));
+            assertThat(health.path("status").asString()).isEqualTo("UP");
+            assertThat(health.path("components").path("db").path("status").asString()).isEqualTo("UP");
+            assertThat(health.path("components").path("onceOutboxRelay").path("status").asString()).isEqualTo("UP");
+            assertThat(health.path("components").path("onceDispatcher").path("status").asString()).isEqualTo("UP");
+        });
+        assertThat(first.get("ops", "/actuator/prometheus").body())
+                .contains("once_idempotency_claims_total", "once_outbox_pending", "once_outbox_published_total");
+        // the handlers run on whichever instance holds the event's partition
+        await().atMost(Duration.ofSeconds(30)).until(() -> (first.get("ops", "/actuator/prometheus").body()
+                + second.get("ops", "/actuator/prometheus").body()).contains("once_dispatcher_handled_total"));
+    }
+
+    // -- helpers ------------------------------------------------------------------------------------------------
+
+    static String key() {
+        return "it-" + UUID.randomUUID();
+    }
+
+    static String account(String name) {
+        return "{\"name\":\"" + name + "\",\"email\":\"" + name.toLowerCase() + "@example.com\"}";
+    }
+
+    static String file(String name, String content) {
+        return "{\"name\":\"" + name + "\",\"content_base64\":\""
+                + Base64.getEncoder().encodeToString(content.getBytes()) + "\"}";
+    }
+
+    static String task(String type) {
+        return "{\"type\":\"" + type + "\",\"params\":{\"size\":64}}";
+    }
+
+    static HttpResponse<String> created(HttpResponse<String> response) {
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(201);
+        return response;
+    }
+
+    static String id(HttpResponse<String> response) {
+        return json(response).path("id").asString();
+    }
+
+    static JsonNode json(HttpResponse<String> response) {
+        return JSON.readTree(response.body());
+    }
+
+    static void assertProblem(HttpResponse<String> response, int status, String code) {
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(status);
+        assertThat(response.headers().firstValue("Content-Type")).hasValueSatisfying(
+                type -> assertThat(type).startsWith("application/problem+json"));
+        assertThat(json(response).path("code").asString()).isEqualTo(code);
+    }
+
+}

@@ -1,0 +1,71 @@
+package dev.once.example;
+
+import dev.once.test.TestDatabase;
+import dev.once.test.TestKafka;
+import static org.awaitility.Awaitility.await;
+
+import java.net.URI;
+import java.time.Duration;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * Reference service instances for a test class: each a whole Spring Boot application on a random port, all sharing
+ * the class's database schema, one Kafka broker, one topic prefix, one consumer group and one CDC slot, as several
+ * instances of one deployment do.
+ */
+final class ServiceInstances implements AutoCloseable {
+
+    private final TestDatabase db;
+    private final Path dataDir;
+    private final String name;
+    private final List<ConfigurableApplicationContext> running = new ArrayList<>();
+
+    ServiceInstances(TestDatabase db, Path dataDir) {
+        this.db = db;
+        this.dataDir = dataDir;
+        this.name = ("ref_" + db.schema()).toLowerCase();
+    }
+
+    ConfigurableApplicationContext start() {
+        ConfigurableApplicationContext context = new SpringApplicationBuilder(ReferenceServiceApplication.class)
+                // command-line arguments: they outrank application.yaml, as a deployment's settings do
+                .run(
+                        "--server.port=0",
+                        "--spring.jmx.enabled=false",
+                        "--spring.datasource.url=" + db.jdbcUrl(),
+                        "--spring.datasource.username=" + db.server().username(),
+                        "--spring.datasource.password=" + db.server().password(),
+                        "--spring.kafka.bootstrap-servers=" + TestKafka.bootstrapServers(),
+                        "--once.reference.data-dir=" + dataDir,
+                        "--once.reference.topic-partitions=3",
+                        "--once.outbox.relay.topic-prefix=" + name,
+                        "--once.outbox.relay.slot-name=" + name,
+                        "--once.outbox.relay.publication-name=" + name,
+                        "--once.outbox.relay.leader-poll=500ms",
+                        "--once.dispatcher.group-id=" + name);
+        running.add(context);
+        return context;
+    }
+
+    static URI baseOf(ConfigurableApplicationContext context) {
+        return URI.create("http://127.0.0.1:" + ((WebServerApplicationContext) context).getWebServer().getPort());
+    }
+
+    @Override
+    public void close() {
+        running.forEach(ConfigurableApplicationContext::close);
+        running.clear();
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        // the walsender of a closed relay ends a moment after its connection
+        await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM pg_replication_slots WHERE slot_name = ? AND active", Long.class, name) == 0);
+        jdbc.queryForList("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = ?", name);
+        jdbc.execute("DROP PUBLICATION IF EXISTS " + name);
+    }
+}
