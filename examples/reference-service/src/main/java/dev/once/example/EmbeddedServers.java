@@ -78,6 +78,9 @@ final class EmbeddedServers implements ApplicationListener<SpringApplicationEven
                     .setCleanDataDirectory(false)
                     .setPort(port)
                     .setServerConfig("wal_level", "logical")
+                    // zonky starts test servers with fsync and synchronous_commit off; this one keeps data
+                    .setServerConfig("fsync", "on")
+                    .setServerConfig("synchronous_commit", "on")
                     .setServerConfig("max_replication_slots", "10")
                     .setServerConfig("max_wal_senders", "10")
                     .setServerConfig("max_connections", "200")

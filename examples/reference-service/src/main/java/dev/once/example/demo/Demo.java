@@ -78,6 +78,29 @@ public final class Demo {
         }
     }
 
+    /**
+     * The demo as a plain client of running instances: {@code examples/reference-service/run demo --targets
+     * http://a:8080,http://b:8080 [--clients 6] [--operations 50]}. Exits 0 when every invariant held, 1 when one
+     * broke, 2 for bad arguments.
+     */
+    public static void main(String[] args) {
+        Map<String, String> options = new LinkedHashMap<>();
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            options.put(args[i], args[i + 1]);
+        }
+        if (args.length % 2 != 0 || !options.containsKey("--targets")
+                || !Set.of("--targets", "--clients", "--operations").containsAll(options.keySet())) {
+            System.err.println("usage: demo --targets http://host:8080[,http://host2:8080] [--clients N] [--operations N]");
+            System.exit(2);
+        }
+        List<URI> targets = java.util.Arrays.stream(options.get("--targets").split(",")).map(String::trim)
+                .map(URI::create).toList();
+        DemoReport report = run(Settings.against(targets).withLoad(Integer.parseInt(options.getOrDefault("--clients", "6")),
+                Integer.parseInt(options.getOrDefault("--operations", "50"))));
+        System.out.println(report.table());
+        System.exit(report.passed() ? 0 : 1);
+    }
+
     /** Runs the demo against running instances and returns its report; it never throws for a broken invariant. */
     public static DemoReport run(Settings settings) {
         Demo demo = new Demo(settings);
