@@ -74,7 +74,7 @@ class ComposeFileTest {
     void the_dockerfile_it_builds_exists_and_exposes_the_port() {
         Map<String, Object> build = map(service("reference-service").get("build"));
         Path dockerfile = ROOT.resolve(build.get("context").toString()).resolve(build.get("dockerfile").toString());
-        assertThat(read(dockerfile)).contains("EXPOSE 8080", "once-reference-service.jar");
+        assertThat(read(dockerfile)).contains("EXPOSE 8080", "once-reference-service-exec.jar");
     }
 
     static Map<String, Object> service(String name) {

@@ -69,6 +69,8 @@ class ReferenceServiceIT {
         assertThat(report.duplicates()).isZero();
         assertThat(report.lost()).isZero();
         assertThat(report.crossTenantLeaks()).isZero();
+        assertThat(report.halfWritten()).isZero();
+        assertThat(report.absorbedAttempts()).isZero(); // nothing crashed: the LEASED handler never re-sent
         assertThat(report.operations()).isEqualTo(160);
         assertThat(report.requests()).isGreaterThan(report.operations()); // retries, bursts and reuse happened
         assertThat(report.replayed()).isPositive();

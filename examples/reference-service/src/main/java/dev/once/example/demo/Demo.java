@@ -35,15 +35,25 @@ public final class Demo {
      * @param clients simulated clients (threads), cycling through the demo users alice, bob and carol
      * @param operationsPerClient logical requests per client
      * @param settle how long to wait for the handlers to catch up before counting
+     * @param patience how long one client keeps retrying one request (timeouts, 409s, an instance that is down)
      */
-    public record Settings(List<URI> targets, int clients, int operationsPerClient, long seed, Duration settle) {
+    public record Settings(List<URI> targets, int clients, int operationsPerClient, long seed, Duration settle,
+                           Duration patience) {
 
         public static Settings against(List<URI> targets) {
-            return new Settings(targets, 6, 50, 7, Duration.ofMinutes(2));
+            return new Settings(targets, 6, 50, 7, Duration.ofMinutes(2), Duration.ofSeconds(90));
         }
 
         public Settings withLoad(int clientCount, int perClient) {
-            return new Settings(targets, clientCount, perClient, seed, settle);
+            return new Settings(targets, clientCount, perClient, seed, settle, patience);
+        }
+
+        public Settings withSeed(long newSeed) {
+            return new Settings(targets, clients, operationsPerClient, newSeed, settle, patience);
+        }
+
+        public Settings withPatience(Duration newPatience) {
+            return new Settings(targets, clients, operationsPerClient, seed, settle, newPatience);
         }
     }
 
@@ -57,7 +67,6 @@ public final class Demo {
 
     private static final String[] USERS = {"alice", "bob", "carol"};
     private static final String OPS = "ops";
-    private static final Duration PATIENCE = Duration.ofSeconds(90);
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
 
     private final Settings settings;
@@ -201,7 +210,7 @@ public final class Demo {
         if (style == Style.REUSE_WITH_OTHER_BODY) {
             stats.reuseAttempts.increment();
             String otherBody = kind == Kind.COMPLETE ? "{\"note\":\"again\"}" : body(kind, random);
-            DemoClient.Answer reused = client.post(user, path, key, otherBody, REQUEST_TIMEOUT);
+            DemoClient.Answer reused = untilFinal(user, path, key, otherBody);
             if (reused.status() == 422 && reused.body().contains("IDEMPOTENCY_KEY_CONFLICT")) {
                 stats.conflicts422.increment();
             } else {
@@ -212,10 +221,22 @@ public final class Demo {
 
     /** Sends until the answer is final: a timeout or 409 (in progress) is retried with the same key and body. */
     private DemoClient.Answer untilFinal(String user, String path, String key, String body) {
-        long deadline = System.nanoTime() + PATIENCE.toNanos();
+        long deadline = System.nanoTime() + settings.patience().toNanos();
         while (true) {
             DemoClient.Answer answer = client.post(user, path, key, body, REQUEST_TIMEOUT);
             if ((!answer.timedOut() && answer.status() != 409) || System.nanoTime() > deadline) {
+                return answer;
+            }
+            backOff(answer);
+        }
+    }
+
+    /** A GET, retried while no instance answers (one may be down: the clients of a deployment keep going). */
+    private DemoClient.Answer reachable(String user, String path) {
+        long deadline = System.nanoTime() + settings.patience().toNanos();
+        while (true) {
+            DemoClient.Answer answer = client.get(user, path);
+            if (!answer.timedOut() || System.nanoTime() > deadline) {
                 return answer;
             }
             backOff(answer);
@@ -237,14 +258,14 @@ public final class Demo {
     private void readBack() {
         int n = 0;
         for (Acknowledged resource : resources) {
-            DemoClient.Answer mine = client.get(resource.owner(), resource.path());
+            DemoClient.Answer mine = reachable(resource.owner(), resource.path());
             if (mine.status() != 200) {
                 failures.add("acknowledged " + resource.path() + " reads back as " + mine.status());
             }
             if (n++ % 4 == 0) {
                 String stranger = "carol".equals(resource.owner()) ? "alice" : "carol";
                 stats.crossTenantProbes.increment();
-                DemoClient.Answer theirs = client.get(stranger, resource.path());
+                DemoClient.Answer theirs = reachable(stranger, resource.path());
                 if (theirs.status() != 404) {
                     stats.crossTenantLeaks.increment();
                     failures.add(stranger + " reads " + resource.owner() + "'s " + resource.path() + ": " + theirs.status());
@@ -282,7 +303,7 @@ public final class Demo {
     }
 
     private JsonNode ledger() {
-        DemoClient.Answer answer = client.get(OPS, "/ops/effects");
+        DemoClient.Answer answer = reachable(OPS, "/ops/effects");
         if (answer.status() != 200) {
             throw new IllegalStateException("GET /ops/effects answered " + answer.status() + " " + answer.body());
         }
@@ -313,6 +334,7 @@ public final class Demo {
             }
         }
         Map<String, Long> effects = new LinkedHashMap<>();
+        long absorbed = 0;
         for (JsonNode handler : after.path("handlers")) {
             String name = handler.path("handler").asString();
             JsonNode was = find(before.path("handlers"), name);
@@ -320,6 +342,7 @@ public final class Demo {
             long distinct = handler.path("distinct_events").asLong() - was.path("distinct_events").asLong();
             long expected = "AccountCreated".equals(handler.path("event_type").asString()) ? accounts : tasks;
             effects.put(name, added);
+            absorbed += handler.path("absorbed_attempts").asLong() - was.path("absorbed_attempts").asLong();
             if (added != distinct) {
                 found.add(name + " produced " + added + " effects for " + distinct + " events");
                 duplicates += added - distinct;
@@ -334,13 +357,18 @@ public final class Demo {
                 lost += unhandled;
             }
         }
+        long halfWritten = after.path("resources").path("orphan_events").asLong()
+                + after.path("resources").path("rows_without_event").asLong();
+        if (halfWritten != 0) {
+            found.add(halfWritten + " half-written requests: events without their row, or rows without their event");
+        }
         if (stats.conflicts422.sum() != stats.reuseAttempts.sum()) {
             found.add(stats.reuseAttempts.sum() - stats.conflicts422.sum() + " keys reused with another body were not refused");
         }
         long operations = (long) settings.clients() * settings.operationsPerClient();
         return new DemoReport(operations, stats.requests.sum(), accounts + files + tasks, stats.replayed.sum(),
                 stats.inProgress409.sum(), stats.conflicts422.sum(), stats.timeouts.sum(), stats.concurrentBursts.sum(),
-                effects, duplicates, lost, stats.crossTenantLeaks.sum(), List.copyOf(found));
+                effects, absorbed, duplicates, lost, halfWritten, stats.crossTenantLeaks.sum(), List.copyOf(found));
     }
 
     private static JsonNode find(JsonNode handlers, String name) {

@@ -8,14 +8,18 @@ import java.util.Map;
 /**
  * The demo's result. The invariants: {@code duplicates == 0} (no logical request took effect twice, no handler ran
  * twice for one event), {@code lost == 0} (every acknowledged request is there and every committed event was
- * handled by each of its handlers), every key reused with another body got 422, and every operation finished.
+ * handled by each of its handlers), {@code halfWritten == 0} (no event without its business row, no row without its
+ * event), every key reused with another body got 422, and every operation finished.
  *
  * @param effects per handler: effects added during the run
+ * @param absorbedAttempts repeated attempts of a LEASED handler with the same derived key (after a crash), which
+ *        the receiving side deduplicates: not duplicates, but counted
  * @param failures what broke an invariant, in words; empty when the demo passed
  */
 public record DemoReport(long operations, long requests, long created, long replayed, long inProgress409,
                          long conflicts422, long timeouts, long concurrentBursts, Map<String, Long> effects,
-                         long duplicates, long lost, long crossTenantLeaks, List<String> failures) {
+                         long absorbedAttempts, long duplicates, long lost, long halfWritten, long crossTenantLeaks,
+                         List<String> failures) {
 
     public boolean passed() {
         return failures.isEmpty();
@@ -33,7 +37,9 @@ public record DemoReport(long operations, long requests, long created, long repl
         rows.put("client timeouts (then retried)", timeouts);
         rows.put("concurrent duplicate bursts", concurrentBursts);
         effects.forEach((handler, n) -> rows.put("effects: " + handler, n));
+        rows.put("re-sends absorbed by derived key", absorbedAttempts);
         rows.put("cross-tenant leaks", crossTenantLeaks);
+        rows.put("half-written (event xor row)", halfWritten);
         rows.put("DUPLICATES", duplicates);
         rows.put("LOST", lost);
         StringBuilder out = new StringBuilder("\n  Once demo report\n  ----------------\n");

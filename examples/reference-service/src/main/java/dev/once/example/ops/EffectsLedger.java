@@ -19,18 +19,25 @@ import org.springframework.stereotype.Component;
 @Component
 public class EffectsLedger {
 
-    /** A handler, the event type it handles and where its effects are recorded. */
-    record Ledger(String handler, String eventType, String mode, String effectsTable, String effectsFilter) {
+    /**
+     * A handler, the event type it handles and where its effects are recorded. {@code effect} says what counts as
+     * one effect: a row for the TRANSACTIONAL handlers; for the LEASED welcome email, a distinct derived key, since
+     * the mail service deduplicates on it (a re-send after a crash, with the same key, is an attempt it absorbs).
+     */
+    record Ledger(String handler, String eventType, String mode, String effectsTable, String effectsFilter,
+                  String effect) {
     }
 
     static final List<Ledger> LEDGERS = List.of(
             new Ledger("account-projection", "AccountCreated", "TRANSACTIONAL", "handler_effect",
-                    "handler_key = 'account-projection'"),
-            new Ledger("welcome-email", "AccountCreated", "LEASED", "outbound_email", "true"),
-            new Ledger("task-runner", "TaskSubmitted", "TRANSACTIONAL", "handler_effect", "handler_key = 'task-runner'"));
+                    "handler_key = 'account-projection'", "count(*)"),
+            new Ledger("welcome-email", "AccountCreated", "LEASED", "outbound_email", "true",
+                    "count(DISTINCT derived_key)"),
+            new Ledger("task-runner", "TaskSubmitted", "TRANSACTIONAL", "handler_effect", "handler_key = 'task-runner'",
+                    "count(*)"));
 
     static final String EFFECTS = """
-            SELECT count(*) AS effects, count(DISTINCT event_id) AS distinct_events FROM %s WHERE %s
+            SELECT %s AS effects, count(DISTINCT event_id) AS distinct_events, count(*) AS attempts FROM %s WHERE %s
             """;
     static final String EVENTS = """
             SELECT count(*) AS committed,
@@ -45,6 +52,24 @@ public class EffectsLedger {
                    (SELECT count(*) FROM task) AS tasks,
                    (SELECT count(*) FROM task WHERE state = 'done') AS tasks_done,
                    (SELECT count(*) FROM idempotency_record WHERE status = 'processing') AS records_processing
+            """;
+    /**
+     * Half-written work, which must never exist: events whose business row is missing, and business rows (younger
+     * than the outbox retention) without the event that announces them.
+     */
+    static final String HALF_WRITTEN = """
+            SELECT (SELECT count(*) FROM outbox_event o
+                     WHERE (o.aggregate_type = 'account' AND NOT EXISTS (SELECT 1 FROM account a WHERE a.id::text = o.aggregate_id))
+                        OR (o.aggregate_type = 'file' AND NOT EXISTS (SELECT 1 FROM stored_file f WHERE f.id::text = o.aggregate_id))
+                        OR (o.aggregate_type = 'task' AND NOT EXISTS (SELECT 1 FROM task t WHERE t.id = o.aggregate_id)))
+                       AS orphan_events,
+                   (SELECT count(*) FROM account a WHERE a.created_at > statement_timestamp() - interval '6 days'
+                       AND NOT EXISTS (SELECT 1 FROM outbox_event o WHERE o.aggregate_type = 'account'
+                                          AND o.aggregate_id = a.id::text AND o.event_type = 'AccountCreated'))
+                 + (SELECT count(*) FROM task t WHERE t.submitted_at > statement_timestamp() - interval '6 days'
+                       AND NOT EXISTS (SELECT 1 FROM outbox_event o WHERE o.aggregate_type = 'task'
+                                          AND o.aggregate_id = t.id AND o.event_type = 'TaskSubmitted'))
+                       AS rows_without_event
             """;
 
     private final JdbcTemplate jdbc;
@@ -62,6 +87,7 @@ public class EffectsLedger {
         List<Map<String, Object>> handlers = LEDGERS.stream().map(this::handler).toList();
         Map<String, Object> resources = new LinkedHashMap<>(jdbc.queryForMap(RESOURCES));
         resources.put("files_on_disk", storage.count());
+        resources.putAll(jdbc.queryForMap(HALF_WRITTEN));
         Map<String, Object> snapshot = new LinkedHashMap<>();
         snapshot.put("handlers", handlers);
         snapshot.put("outbox", Map.of("pending", outbox.pending(), "parked", outbox.parkedCount()));
@@ -70,7 +96,8 @@ public class EffectsLedger {
     }
 
     private Map<String, Object> handler(Ledger ledger) {
-        Map<String, Object> effects = jdbc.queryForMap(EFFECTS.formatted(ledger.effectsTable(), ledger.effectsFilter()));
+        Map<String, Object> effects = jdbc.queryForMap(
+                EFFECTS.formatted(ledger.effect(), ledger.effectsTable(), ledger.effectsFilter()));
         Map<String, Object> events = jdbc.queryForMap(
                 EVENTS.formatted(ledger.effectsTable(), ledger.effectsFilter()), ledger.eventType());
         long effectCount = ((Number) effects.get("effects")).longValue();
@@ -82,6 +109,7 @@ public class EffectsLedger {
         row.put("effects", effectCount);
         row.put("distinct_events", distinct);
         row.put("duplicate_effects", effectCount - distinct);
+        row.put("absorbed_attempts", ((Number) effects.get("attempts")).longValue() - effectCount);
         row.put("events_committed", ((Number) events.get("committed")).longValue());
         row.put("events_unhandled", ((Number) events.get("unhandled")).longValue());
         return row;

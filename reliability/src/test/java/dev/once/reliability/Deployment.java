@@ -1,0 +1,74 @@
+package dev.once.reliability;
+
+import static org.awaitility.Awaitility.await;
+
+import dev.once.test.TestDatabase;
+import dev.once.test.TestKafka;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * One deployment of the reference service for a scenario: its instances are separate JVMs sharing the scenario's
+ * database schema, the Kafka broker, one topic prefix, one consumer group and one CDC slot. Leases are short (3 s for
+ * requests, 5 s for LEASED handlers) so that retries after a crash finish within the test's time.
+ */
+final class Deployment implements AutoCloseable {
+
+    private final TestDatabase db;
+    private final String name;
+    private final Map<String, String> properties = new LinkedHashMap<>();
+    private final Path logs;
+    private final List<ServiceProcess> instances = new ArrayList<>();
+
+    Deployment(TestDatabase db, Path dataDir, String relayMode) {
+        this(db, dataDir, relayMode, db.jdbcUrl(), TestKafka.bootstrapServers());
+    }
+
+    Deployment(TestDatabase db, Path dataDir, String relayMode, String jdbcUrl, String bootstrapServers) {
+        this.db = db;
+        this.name = ("rel_" + db.schema()).toLowerCase();
+        this.logs = Path.of("target", "reliability", "logs", name);
+        properties.put("spring.datasource.url", jdbcUrl);
+        properties.put("spring.datasource.username", db.server().username());
+        properties.put("spring.datasource.password", db.server().password());
+        properties.put("spring.kafka.bootstrap-servers", bootstrapServers);
+        properties.put("once.reference.data-dir", dataDir.toString());
+        properties.put("once.reference.topic-partitions", "3");
+        properties.put("once.outbox.relay.mode", relayMode);
+        properties.put("once.outbox.relay.topic-prefix", name);
+        properties.put("once.outbox.relay.slot-name", name);
+        properties.put("once.outbox.relay.publication-name", name);
+        properties.put("once.outbox.relay.leader-poll", "500ms");
+        properties.put("once.dispatcher.group-id", name);
+        properties.put("once.idempotency.lease", "3s");
+        properties.put("once.dispatcher.lease", "5s");
+        properties.put("spring.datasource.hikari.maximum-pool-size", "10");
+        properties.put("logging.level.root", "WARN");
+        properties.put("logging.level.dev.once", "INFO");
+    }
+
+    String topicPrefix() {
+        return name;
+    }
+
+    ServiceProcess instance(String instanceName) {
+        ServiceProcess instance = new ServiceProcess(name + "-" + instanceName, properties, logs);
+        instances.add(instance);
+        return instance;
+    }
+
+    @Override
+    public void close() {
+        instances.forEach(ServiceProcess::close);
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM pg_replication_slots WHERE slot_name = ? AND active", Long.class, name) == 0);
+        jdbc.queryForList("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = ?", name);
+        jdbc.execute("DROP PUBLICATION IF EXISTS " + name);
+    }
+}
