@@ -9,8 +9,9 @@ import java.nio.file.StandardOpenOption;
 import java.util.List;
 
 /**
- * The suite's summary: one row per scenario, appended to {@code target/reliability/summary.tsv} by each scenario as
- * it ends, and printed as a table by {@code reliability/run}.
+ * The suite's summary: one row per scenario, written by each scenario as it ends to
+ * {@code target/reliability/rows/<scenario>.tsv} (a rerun replaces its row), and printed as a table by
+ * {@code reliability/run}.
  */
 final class Summary {
 
@@ -21,13 +22,15 @@ final class Summary {
     }
 
     static synchronized void record(Row row) {
-        Path file = Path.of(System.getProperty("once.reliability.summary", "target/reliability/summary.tsv"));
+        Path rows = Path.of(System.getProperty("once.reliability.rows", "target/reliability/rows"));
+        Path file = rows.resolve(row.scenario().replaceAll("[^A-Za-z0-9]+", "-") + ".tsv");
         String line = String.join("\t", row.scenario(), Long.toString(row.operations()), Long.toString(row.faults()),
                 Long.toString(row.lost()), Long.toString(row.duplicated()), row.passed() ? "PASS" : "FAIL",
                 row.notes().replace('\t', ' ').replace('\n', ' ')) + "\n";
         try {
             Files.createDirectories(file.getParent());
-            Files.writeString(file, line, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            Files.writeString(file, line, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                    StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
