@@ -1,5 +1,6 @@
 package dev.once.guard;
 
+import dev.once.TransientFailures;
 import dev.once.idempotency.ClaimResult;
 import dev.once.idempotency.ClaimToken;
 import dev.once.idempotency.IdempotencyStore;
@@ -54,7 +55,17 @@ public final class IdempotencyMutationGuard {
     /** Runs {@code handler} at most once for {@code request}'s key, as {@code policy} says. */
     public GuardResult run(MutationRequest request, IdempotencyPolicy policy, MutationHandler handler) {
         long start = System.nanoTime();
-        GuardResult result = claimAndRun(request, policy, handler);
+        GuardResult result;
+        try {
+            result = claimAndRun(request, policy, handler);
+        } catch (RuntimeException e) {
+            if (!TransientFailures.isTransient(e)) {
+                throw e;
+            }
+            // the database is unreachable or restarting: nothing was decided, so the client may simply retry
+            log.warn("Guard for {} could not reach the database; answering 503", request.scope(), e);
+            result = new GuardResult.Completed(unavailable(), null, null, false);
+        }
         String outcome = outcome(result);
         listener.onRun(outcome, Duration.ofNanos(System.nanoTime() - start));
         return result;
@@ -106,7 +117,9 @@ public final class IdempotencyMutationGuard {
                 return new Phase2(response, true);
             });
         } catch (HandlerFailure e) {
-            StoredResponse response = failures.toResponse(e.getCause());
+            // a transient infrastructure failure is not the request's outcome: answer 503 and free the key
+            StoredResponse response = TransientFailures.isTransient(e.getCause()) ? unavailable()
+                    : failures.toResponse(e.getCause());
             if (response.statusCode() >= 500) {
                 log.warn("Guarded handler for {} failed; recording the failure", token.scope(), e.getCause());
             } else {
@@ -124,6 +137,10 @@ public final class IdempotencyMutationGuard {
         } catch (RuntimeException e) {
             // The commit itself failed (database, connection): nothing took effect, so free the key for a retry.
             releaseQuietly(token);
+            if (TransientFailures.isTransient(e)) {
+                log.warn("Commit for {} failed transiently; answering 503", token.scope(), e);
+                return new GuardResult.Completed(unavailable(), null, null, false);
+            }
             throw e;
         }
         if (!outcome.committed()) {
@@ -133,8 +150,8 @@ public final class IdempotencyMutationGuard {
     }
 
     private GuardResult fail(ClaimToken token, IdempotencyPolicy policy, StoredResponse response) {
-        if (policy.isTransient(response.statusCode())) {
-            outside.executeWithoutResult(s -> store.release(token));
+        if (policy.isTransient(response.statusCode()) || response == UNAVAILABLE) {
+            releaseQuietly(token); // if even that fails, the key is reclaimable when its lease lapses
             return new GuardResult.Completed(response, null, null, false);
         }
         listener.onOutcome("failed");
@@ -151,6 +168,15 @@ public final class IdempotencyMutationGuard {
             throw e;
         }
         return new GuardResult.Completed(stored, null, null, false);
+    }
+
+    /** 503 with Retry-After, never stored: the answer while the database cannot be reached. */
+    private static final StoredResponse UNAVAILABLE = Problems.response(503, "Service Unavailable",
+            "The database could not be reached; nothing was done. Retry with the same Idempotency-Key.",
+            "TEMPORARILY_UNAVAILABLE").withHeader("Retry-After", "1");
+
+    private static StoredResponse unavailable() {
+        return UNAVAILABLE;
     }
 
     private void releaseQuietly(ClaimToken token) {

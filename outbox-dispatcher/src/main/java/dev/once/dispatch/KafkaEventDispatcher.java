@@ -1,5 +1,6 @@
 package dev.once.dispatch;
 
+import dev.once.TransientFailures;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
@@ -34,6 +35,9 @@ import org.springframework.kafka.listener.BatchMessageListener;
 public final class KafkaEventDispatcher implements AutoCloseable {
 
     public static final String DLT_SUFFIX = ".dlt";
+
+    /** Between retries of a record whose failure was the database's: 0.5 s growing to 5 s, then round again. */
+    private static final org.springframework.util.backoff.BackOff TRANSIENT_BACK_OFF = transientBackOff();
     public static final String DLT_REASON = "once-dlt-reason";
     public static final String DLT_HANDLER = "once-dlt-handler";
     public static final String DLT_ATTEMPTS = "once-dlt-attempts";
@@ -76,6 +80,11 @@ public final class KafkaEventDispatcher implements AutoCloseable {
             return headers;
         });
         DefaultErrorHandler errors = new DefaultErrorHandler((record, e) -> {
+            if (TransientFailures.isTransient(e)) {
+                // The database (not the handler) failed: never dead-letter or mark failed for that. Refusing to
+                // recover makes spring-kafka seek back, so the record is retried, with back-off, until it is back.
+                throw new TransientDispatchException(record, e);
+            }
             @SuppressWarnings("unchecked")
             ConsumerRecord<String, byte[]> typed = (ConsumerRecord<String, byte[]>) record;
             if (rootOnce(e) instanceof HandlerFailedException failed) {
@@ -85,6 +94,7 @@ public final class KafkaEventDispatcher implements AutoCloseable {
             dispatcher.listener().deadLettered(String.valueOf(rootOnce(e).getMessage()));
         }, retry.toBackOff());
         errors.addNotRetryableExceptions(PoisonEventException.class);
+        errors.setBackOffFunction((record, e) -> TransientFailures.isTransient(e) ? TRANSIENT_BACK_OFF : null);
         ContainerProperties properties = new ContainerProperties(topics);
         properties.setGroupId(groupId);
         properties.setAckMode(ContainerProperties.AckMode.BATCH); // after every record of the poll was handled
@@ -120,6 +130,22 @@ public final class KafkaEventDispatcher implements AutoCloseable {
             container.stop();
         }
         dltProducer.destroy();
+    }
+
+    private static org.springframework.util.backoff.BackOff transientBackOff() {
+        org.springframework.util.backoff.ExponentialBackOff backOff =
+                new org.springframework.util.backoff.ExponentialBackOff(500, 2.0);
+        backOff.setMaxInterval(5_000);
+        backOff.setMaxAttempts(6);
+        return backOff;
+    }
+
+    /** Thrown by the recoverer to refuse recovery of a record that failed transiently: it is sought and retried. */
+    private static final class TransientDispatchException extends RuntimeException {
+        TransientDispatchException(ConsumerRecord<?, ?> record, Exception cause) {
+            super("Transient failure at " + record.topic() + "-" + record.partition() + "@" + record.offset()
+                    + "; retrying instead of dead-lettering", cause);
+        }
     }
 
     /** The Once exception inside spring-kafka's wrapping, or the root cause. */

@@ -19,23 +19,31 @@ import org.springframework.jdbc.core.JdbcTemplate;
  */
 final class Deployment implements AutoCloseable {
 
-    private final TestDatabase db;
+    /** Where the instances' data lives: a JDBC URL for them, and a pool for the test's own checks and cleanup. */
+    record Database(String name, String jdbcUrl, String username, String password, javax.sql.DataSource admin) {
+        static Database of(TestDatabase db) {
+            return new Database(db.schema(), db.jdbcUrl(), db.server().username(), db.server().password(),
+                    db.dataSource());
+        }
+    }
+
+    private final Database db;
     private final String name;
     private final Map<String, String> properties = new LinkedHashMap<>();
     private final Path logs;
     private final List<ServiceProcess> instances = new ArrayList<>();
 
     Deployment(TestDatabase db, Path dataDir, String relayMode) {
-        this(db, dataDir, relayMode, db.jdbcUrl(), TestKafka.bootstrapServers());
+        this(Database.of(db), dataDir, relayMode, TestKafka.bootstrapServers());
     }
 
-    Deployment(TestDatabase db, Path dataDir, String relayMode, String jdbcUrl, String bootstrapServers) {
+    Deployment(Database db, Path dataDir, String relayMode, String bootstrapServers) {
         this.db = db;
-        this.name = ("rel_" + db.schema()).toLowerCase();
+        this.name = ("rel_" + db.name() + "_" + relayMode).toLowerCase();
         this.logs = Path.of("target", "reliability", "logs", name);
-        properties.put("spring.datasource.url", jdbcUrl);
-        properties.put("spring.datasource.username", db.server().username());
-        properties.put("spring.datasource.password", db.server().password());
+        properties.put("spring.datasource.url", db.jdbcUrl());
+        properties.put("spring.datasource.username", db.username());
+        properties.put("spring.datasource.password", db.password());
         properties.put("spring.kafka.bootstrap-servers", bootstrapServers);
         properties.put("once.reference.data-dir", dataDir.toString());
         properties.put("once.reference.topic-partitions", "3");
@@ -65,7 +73,7 @@ final class Deployment implements AutoCloseable {
     @Override
     public void close() {
         instances.forEach(ServiceProcess::close);
-        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        JdbcTemplate jdbc = new JdbcTemplate(db.admin());
         await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
                 "SELECT count(*) FROM pg_replication_slots WHERE slot_name = ? AND active", Long.class, name) == 0);
         jdbc.queryForList("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = ?", name);

@@ -187,7 +187,7 @@ public final class Demo {
         Set<String> ids = new HashSet<>();
         for (DemoClient.Answer answer : answers) {
             if (answer.status() != expectedStatus(kind)) {
-                if (answer.timedOut() || answer.status() == 409) {
+                if (retryable(answer)) {
                     stats.unresolved.increment();
                 }
                 failures.add(kind + " " + key + " ended with " + answer.status() + " " + answer.body());
@@ -219,16 +219,22 @@ public final class Demo {
         }
     }
 
-    /** Sends until the answer is final: a timeout or 409 (in progress) is retried with the same key and body. */
+    /** Sends until the answer is final: no answer, 409 or 503 is retried with the same key and body. */
     private DemoClient.Answer untilFinal(String user, String path, String key, String body) {
         long deadline = System.nanoTime() + settings.patience().toNanos();
         while (true) {
             DemoClient.Answer answer = client.post(user, path, key, body, REQUEST_TIMEOUT);
-            if ((!answer.timedOut() && answer.status() != 409) || System.nanoTime() > deadline) {
+            if (!retryable(answer) || System.nanoTime() > deadline) {
                 return answer;
             }
             backOff(answer);
         }
+    }
+
+    /** What a well-behaved client retries with the same key: no answer, 409 in progress, 502/503/504. */
+    private static boolean retryable(DemoClient.Answer answer) {
+        int status = answer.status();
+        return answer.timedOut() || status == 409 || status == 502 || status == 503 || status == 504;
     }
 
     /** A GET, retried while no instance answers (one may be down: the clients of a deployment keep going). */
@@ -236,7 +242,7 @@ public final class Demo {
         long deadline = System.nanoTime() + settings.patience().toNanos();
         while (true) {
             DemoClient.Answer answer = client.get(user, path);
-            if (!answer.timedOut() || System.nanoTime() > deadline) {
+            if ((!answer.timedOut() && answer.status() != 503) || System.nanoTime() > deadline) {
                 return answer;
             }
             backOff(answer);
@@ -303,7 +309,12 @@ public final class Demo {
     }
 
     private JsonNode ledger() {
+        long deadline = System.nanoTime() + settings.patience().toNanos();
         DemoClient.Answer answer = reachable(OPS, "/ops/effects");
+        while (answer.status() >= 500 && System.nanoTime() < deadline) { // e.g. its database is restarting
+            backOff(answer);
+            answer = reachable(OPS, "/ops/effects");
+        }
         if (answer.status() != 200) {
             throw new IllegalStateException("GET /ops/effects answered " + answer.status() + " " + answer.body());
         }
