@@ -22,7 +22,12 @@ final class Deployment implements AutoCloseable {
     /** Where the instances' data lives: a JDBC URL for them, and a pool for the test's own checks and cleanup. */
     record Database(String name, String jdbcUrl, String username, String password, javax.sql.DataSource admin) {
         static Database of(TestDatabase db) {
-            return new Database(db.schema(), db.jdbcUrl(), db.server().username(), db.server().password(),
+            return of(db, "");
+        }
+
+        /** The same schema under another name: a second deployment in one test class gets its own slot and topics. */
+        static Database of(TestDatabase db, String suffix) {
+            return new Database(db.schema() + suffix, db.jdbcUrl(), db.server().username(), db.server().password(),
                     db.dataSource());
         }
     }
@@ -34,10 +39,14 @@ final class Deployment implements AutoCloseable {
     private final List<ServiceProcess> instances = new ArrayList<>();
 
     Deployment(TestDatabase db, Path dataDir, String relayMode) {
-        this(Database.of(db), dataDir, relayMode, TestKafka.bootstrapServers());
+        this(Database.of(db), dataDir, relayMode, TestKafka.bootstrapServers(), 1);
     }
 
     Deployment(Database db, Path dataDir, String relayMode, String bootstrapServers) {
+        this(db, dataDir, relayMode, bootstrapServers, 1);
+    }
+
+    Deployment(Database db, Path dataDir, String relayMode, String bootstrapServers, int topicReplicas) {
         this.db = db;
         this.name = ("rel_" + db.name() + "_" + relayMode).toLowerCase();
         this.logs = Path.of("target", "reliability", "logs", name);
@@ -47,6 +56,7 @@ final class Deployment implements AutoCloseable {
         properties.put("spring.kafka.bootstrap-servers", bootstrapServers);
         properties.put("once.reference.data-dir", dataDir.toString());
         properties.put("once.reference.topic-partitions", "3");
+        properties.put("once.reference.topic-replicas", Integer.toString(topicReplicas));
         properties.put("once.outbox.relay.mode", relayMode);
         properties.put("once.outbox.relay.topic-prefix", name);
         properties.put("once.outbox.relay.slot-name", name);
