@@ -11,6 +11,7 @@ import org.springframework.security.crypto.password.NoOpPasswordEncoder;
 import org.springframework.security.crypto.password.PasswordEncoder;
 import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.security.web.firewall.RequestRejectedHandler;
 
 /**
  * HTTP Basic with demo users. A user's tenant is its {@code TENANT_<id>} authority: that is where Once's guard (and
@@ -33,6 +34,23 @@ class SecurityConfiguration {
                 .sessionManagement(s -> s.sessionCreationPolicy(
                         org.springframework.security.config.http.SessionCreationPolicy.STATELESS))
                 .build();
+    }
+
+    /**
+     * Spring Security's firewall refuses requests whose headers or URL hold characters HTTP does not allow there
+     * (e.g. raw non-ASCII bytes in an {@code Idempotency-Key}); they get a problem with code {@code REQUEST_REJECTED}
+     * instead of the generic error page. The offending value is never echoed.
+     */
+    @Bean
+    RequestRejectedHandler requestRejectedHandler() {
+        return (request, response, rejected) -> {
+            response.setStatus(400);
+            response.setContentType("application/problem+json");
+            response.getWriter().write("""
+                    {"type":"about:blank","title":"Bad Request","status":400,\
+                    "detail":"The request was rejected: a header or the URL holds characters that are not allowed.",\
+                    "code":"REQUEST_REJECTED"}""");
+        };
     }
 
     @Bean

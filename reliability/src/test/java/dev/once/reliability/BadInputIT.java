@@ -1,0 +1,274 @@
+package dev.once.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.once.dispatch.KafkaEventDispatcher;
+import dev.once.example.ReferenceServiceApplication;
+import dev.once.relay.KafkaTransport;
+import dev.once.test.TestDatabase;
+import dev.once.test.TestKafka;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * The bad input corpus, against the reference service: every case gets a clear, specific error (problem+json with a
+ * stable code over HTTP, the dead-letter topic with a reason on Kafka, exit code 2 or 3 from the CLI), nothing is
+ * half-written, and the good input next to it still goes through.
+ */
+class BadInputIT {
+
+    @RegisterExtension
+    static final TestDatabase db = TestDatabase.create().poolSize(4);
+
+    @TempDir
+    static Path dataDir;
+
+    static ConfigurableApplicationContext service;
+    static RawHttp http;
+    static JdbcTemplate jdbc;
+    static String prefix;
+
+    @BeforeAll
+    static void start() {
+        prefix = ("bad_" + db.schema()).toLowerCase();
+        service = new SpringApplicationBuilder(ReferenceServiceApplication.class).run(
+                "--server.port=0", "--spring.jmx.enabled=false",
+                "--spring.datasource.url=" + db.jdbcUrl(),
+                "--spring.datasource.username=" + db.server().username(),
+                "--spring.datasource.password=" + db.server().password(),
+                "--spring.kafka.bootstrap-servers=" + TestKafka.bootstrapServers(),
+                "--once.reference.data-dir=" + dataDir, "--once.reference.topic-partitions=2",
+                "--once.outbox.relay.mode=polling", "--once.outbox.relay.topic-prefix=" + prefix,
+                "--once.dispatcher.group-id=" + prefix, "--once.dispatcher.max-attempts=2");
+        http = new RawHttp(((WebServerApplicationContext) service).getWebServer().getPort());
+        jdbc = new JdbcTemplate(db.dataSource());
+    }
+
+    @AfterAll
+    static void stop() {
+        service.close();
+    }
+
+    static final String ADA = "{\"name\":\"Ada\",\"email\":\"ada@example.com\"}";
+
+    /** A bad request, the status and code it must get. */
+    record Case(String name, byte[] body, int status, String code, String... headers) {
+    }
+
+    @Test
+    void bad_keys_and_bodies_get_a_specific_problem_and_write_nothing() {
+        String longBody = "{\"name\":\"" + "x".repeat(1_100_000) + "\",\"email\":\"a@example.com\"}";
+        String deep = "{\"name\":" + "[".repeat(5_000) + "]".repeat(5_000) + ",\"email\":\"a@example.com\"}";
+        List<Case> cases = List.of(
+                new Case("empty key", ADA.getBytes(), 400, "IDEMPOTENCY_KEY_INVALID", "Idempotency-Key: "),
+                new Case("256-character key", ADA.getBytes(), 400, "IDEMPOTENCY_KEY_INVALID", "Idempotency-Key: " + "k".repeat(256)),
+                new Case("tab inside", ADA.getBytes(), 400, "IDEMPOTENCY_KEY_INVALID", "Idempotency-Key: a\tb"),
+                new Case("non-ASCII bytes", ADA.getBytes(), 400, "REQUEST_REJECTED",
+                        "Idempotency-Key: " + new String("ключ".getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1)),
+                new Case("quoted, invalid escape", ADA.getBytes(), 400, "IDEMPOTENCY_KEY_INVALID", "Idempotency-Key: \"a\\b\""),
+                new Case("quoted, never closed", ADA.getBytes(), 400, "IDEMPOTENCY_KEY_INVALID", "Idempotency-Key: \"abc"),
+                new Case("duplicated header", ADA.getBytes(), 400, "IDEMPOTENCY_KEY_INVALID",
+                        "Idempotency-Key: k-one", "Idempotency-Key: k-two"),
+                new Case("malformed JSON", "{\"name\": ".getBytes(), 400, "MALFORMED_BODY", "Idempotency-Key: " + key()),
+                new Case("deeply nested JSON", deep.getBytes(), 400, "MALFORMED_BODY", "Idempotency-Key: " + key()),
+                new Case("body over the 1 MiB limit", longBody.getBytes(), 413, "CONTENT_TOO_LARGE", "Idempotency-Key: " + key()),
+                new Case("invalid field", "{\"name\":\"Ada\",\"email\":\"nope\"}".getBytes(), 400, "VALIDATION_FAILED",
+                        "Idempotency-Key: " + key()));
+        long accounts = count("account");
+        long outbox = count("outbox_event");
+        List<String> wrong = new ArrayList<>();
+        for (Case bad : cases) {
+            RawHttp.Response response = http.post("/accounts", "alice", bad.body(), bad.headers());
+            if (response.status() != bad.status() || !response.body().contains("\"code\":\"" + bad.code() + "\"")
+                    || !String.valueOf(response.header("Content-Type")).startsWith("application/problem+json")) {
+                wrong.add(bad.name() + ": " + response.status() + " " + response.body());
+            }
+        }
+        // a bare CR or a control character is not HTTP: Tomcat refuses the request before any code runs
+        assertThat(http.post("/accounts", "alice", ADA.getBytes(), "Idempotency-Key: a\rb").status()).isEqualTo(400);
+        assertThat(http.post("/accounts", "alice", ADA.getBytes(), "Idempotency-Key: a\u0001b").status()).isEqualTo(400);
+
+        Summary.record(new Summary.Row("bad input: keys and bodies over HTTP", cases.size() + 2, cases.size() + 2,
+                count("account") - accounts, 0, wrong.isEmpty(), "each a problem+json with its code; nothing written"));
+        assertThat(wrong).isEmpty();
+        assertThat(count("account")).isEqualTo(accounts);
+        assertThat(count("outbox_event")).isEqualTo(outbox);
+    }
+
+    @Test
+    void a_quoted_key_with_escapes_works_and_crlf_in_a_key_cannot_inject_an_identity() {
+        RawHttp.Response quoted = http.post("/accounts", "alice", ADA.getBytes(), "Idempotency-Key: \"q-\\\"x\\\"-\\\\\"");
+        RawHttp.Response again = http.post("/accounts", "alice", ADA.getBytes(), "Idempotency-Key: \"q-\\\"x\\\"-\\\\\"");
+        assertThat(quoted.status()).isEqualTo(201);
+        assertThat(again.header("Idempotent-Replayed")).isEqualTo("true");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM idempotency_record WHERE idempotency_key = ?", Long.class,
+                "q-\"x\"-\\")).isOne();
+
+        // CRLF ends the header: what follows is another header, and no header can choose the tenant or user
+        RawHttp.Response injected = http.post("/accounts", "alice", ADA.getBytes(),
+                "Idempotency-Key: inj-" + UUID.randomUUID() + "\r\nX-Tenant-Id: globex\r\nX-User-Id: carol");
+        assertThat(injected.status()).isEqualTo(201);
+        assertThat(injected.body()).contains("\"tenant_id\":\"acme\"");
+    }
+
+    @Test
+    void bad_kafka_records_are_dead_lettered_with_a_reason_and_the_partition_keeps_flowing() {
+        String topic = prefix + ".account";
+        UUID reused = UUID.randomUUID();
+        Map<String, ProducerRecord<String, byte[]>> corpus = new LinkedHashMap<>();
+        corpus.put("payload is not JSON", record(topic, "not json at all", headers(UUID.randomUUID(), "acme", "AccountCreated", "1")));
+        Map<String, String> noEventId = headers(UUID.randomUUID(), "acme", "AccountCreated", "1");
+        noEventId.remove(KafkaTransport.EVENT_ID);
+        corpus.put("missing event_id", record(topic, "{}", noEventId));
+        Map<String, String> forgedId = headers(UUID.randomUUID(), "acme", "AccountCreated", "1");
+        forgedId.put(KafkaTransport.EVENT_ID, "not-a-uuid");
+        corpus.put("forged event_id", record(topic, "{}", forgedId));
+        Map<String, String> noTenant = headers(UUID.randomUUID(), "acme", "AccountCreated", "1");
+        noTenant.remove(KafkaTransport.TENANT_ID);
+        corpus.put("missing tenant_id", record(topic, "{}", noTenant));
+        corpus.put("unknown event type", record(topic, "{}", headers(UUID.randomUUID(), "acme", "AccountDeleted", "1")));
+        corpus.put("unknown event version", record(topic, "{}", headers(UUID.randomUUID(), "acme", "AccountCreated", "9")));
+        corpus.put("event id reused with another payload", record(topic, "{\"email\":\"b@example.com\",\"name\":\"B\"}",
+                headers(reused, "acme", "AccountCreated", "1")));
+        ProducerRecord<String, byte[]> first = record(topic, "{\"email\":\"a@example.com\",\"name\":\"A\"}",
+                headers(reused, "acme", "AccountCreated", "1"));
+        UUID good = UUID.randomUUID();
+        ProducerRecord<String, byte[]> valid = record(topic, "{\"email\":\"ok@example.com\",\"name\":\"Ok\"}",
+                headers(good, "acme", "AccountCreated", "1"));
+        try (KafkaProducer<String, byte[]> producer = producer()) {
+            producer.send(first);
+            await().atMost(Duration.ofSeconds(60)).until(() -> handled(reused) == 2);
+            corpus.values().forEach(producer::send);
+            producer.send(valid);
+        }
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> handled(good) == 2); // both handlers, after the bad ones
+        List<ConsumerRecord<String, byte[]>> dead = deadLetters(topic + KafkaEventDispatcher.DLT_SUFFIX, corpus.size());
+        Summary.record(new Summary.Row("bad input: Kafka records", corpus.size(), corpus.size(), handled(good) == 2 ? 0 : 1,
+                handled(reused) - 2, dead.size() == corpus.size(), "each dead-lettered with its reason; the partition kept flowing"));
+        assertThat(dead).hasSize(corpus.size());
+        assertThat(dead).allSatisfy(r -> assertThat(r.headers().lastHeader(KafkaEventDispatcher.DLT_REASON)).isNotNull());
+        assertThat(handled(reused)).isEqualTo(2); // the reused id's second payload had no effect
+    }
+
+    @Test
+    void the_cli_refuses_wrong_flags_and_destructive_commands_without_yes_and_says_when_the_database_is_unreachable()
+            throws Exception {
+        String url = "--jdbc-url=" + db.jdbcUrl();
+        String user = "--db-user=" + db.server().username();
+        String password = "--db-password=" + db.server().password();
+        Map<String, Integer> expected = new LinkedHashMap<>();
+        expected.put("idempotency diagnose --no-such-flag", 2);
+        expected.put("idempotency purge --older-than 7d", 2);
+        expected.put("idempotency purge --older-than soon --yes", 2);
+        List<String> wrong = new ArrayList<>();
+        for (Map.Entry<String, Integer> cli : expected.entrySet()) {
+            List<String> args = new ArrayList<>(List.of(cli.getKey().split(" ")));
+            args.addAll(List.of(url, user, password));
+            int code = core(args);
+            if (code != cli.getValue()) {
+                wrong.add(cli.getKey() + " exited " + code);
+            }
+        }
+        int unreachable = core(List.of("outbox", "status", "--jdbc-url=jdbc:postgresql://127.0.0.1:1/none", "--db-user=x"));
+        Summary.record(new Summary.Row("bad input: CLI", expected.size() + 1, expected.size() + 1, 0, 0,
+                wrong.isEmpty() && unreachable == 3, "usage errors exit 2, unreachable database exits 3"));
+        assertThat(wrong).isEmpty();
+        assertThat(unreachable).isEqualTo(3);
+    }
+
+    static int core(List<String> args) throws IOException, InterruptedException {
+        Path jar = Path.of(System.getProperty("once.reliability.cli-jar", "../ops-cli/target/once-ops-cli.jar"));
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:TieredStopAtLevel=1", "-jar", jar.toString()));
+        command.addAll(args);
+        Process process = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            throw new IllegalStateException("core " + args + " did not finish");
+        }
+        return process.exitValue();
+    }
+
+    static long handled(UUID eventId) {
+        return jdbc.queryForObject("SELECT count(*) FROM handler_effect WHERE event_id = ?", Long.class, eventId)
+                + jdbc.queryForObject("SELECT count(*) FROM outbound_email WHERE event_id = ?", Long.class, eventId);
+    }
+
+    static List<ConsumerRecord<String, byte[]>> deadLetters(String topic, int expected) {
+        Properties config = new Properties();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, "dlt-reader-" + UUID.randomUUID());
+        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        List<ConsumerRecord<String, byte[]>> dead = new ArrayList<>();
+        try (KafkaConsumer<String, byte[]> consumer =
+                     new KafkaConsumer<>(config, new StringDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                consumer.poll(Duration.ofMillis(200)).forEach(dead::add);
+                return dead.size() >= expected;
+            });
+        }
+        return dead;
+    }
+
+    static Map<String, String> headers(UUID eventId, String tenant, String type, String version) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put(KafkaTransport.EVENT_ID, eventId.toString());
+        headers.put(KafkaTransport.TENANT_ID, tenant);
+        headers.put(KafkaTransport.ACTOR_ID, "alice");
+        headers.put(KafkaTransport.EVENT_TYPE, type);
+        headers.put(KafkaTransport.EVENT_VERSION, version);
+        return headers;
+    }
+
+    static ProducerRecord<String, byte[]> record(String topic, String payload, Map<String, String> headers) {
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "bad-input", payload.getBytes(StandardCharsets.UTF_8));
+        headers.forEach((k, v) -> record.headers().add(k, v.getBytes(StandardCharsets.UTF_8)));
+        return record;
+    }
+
+    static KafkaProducer<String, byte[]> producer() {
+        Properties config = new Properties();
+        config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
+        return new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());
+    }
+
+    static long count(String table) {
+        return jdbc.queryForObject("SELECT count(*) FROM " + table, Long.class);
+    }
+
+    static String key() {
+        return "bad-" + UUID.randomUUID();
+    }
+}
