@@ -30,6 +30,7 @@ final class ServiceProcess implements AutoCloseable {
     private final Map<String, String> properties;
     private final Path logs;
     private final int port;
+    private List<String> jvmOptions = List.of("-Xmx384m", "-XX:TieredStopAtLevel=1"); // C1 only: starts fast
     private Process process;
     private int starts;
 
@@ -48,10 +49,17 @@ final class ServiceProcess implements AutoCloseable {
         return name;
     }
 
+    /** JVM options for the next start (instead of the fast-starting defaults). */
+    ServiceProcess withJvmOptions(String... options) {
+        this.jvmOptions = List.of(options);
+        return this;
+    }
+
     /** Starts the JVM and waits until its health endpoint answers UP. */
     ServiceProcess start() {
-        List<String> command = new ArrayList<>(List.of(javaBinary(), "-Xmx384m", "-XX:TieredStopAtLevel=1",
-                "-jar", serviceJar().toString(), "--server.port=" + port));
+        List<String> command = new ArrayList<>(List.of(javaBinary()));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-jar", serviceJar().toString(), "--server.port=" + port));
         properties.forEach((key, value) -> command.add("--" + key + "=" + value));
         try {
             Files.createDirectories(logs);
@@ -81,6 +89,10 @@ final class ServiceProcess implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
+    }
+
+    long pid() {
+        return process.pid();
     }
 
     boolean alive() {
