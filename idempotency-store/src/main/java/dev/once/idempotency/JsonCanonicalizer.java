@@ -28,10 +28,17 @@ final class JsonCanonicalizer {
     private JsonCanonicalizer() {
     }
 
-    /** The canonical form of {@code json}; throws Jackson's exception for anything that is not one JSON value. */
+    /**
+     * The canonical form of {@code json}, or null when it holds no JSON value at all (only whitespace); throws
+     * Jackson's exception for anything else that is not one JSON value.
+     */
     static String canonicalize(byte[] json) {
+        JsonNode root = MAPPER.readTree(json);
+        if (root == null || root.isMissingNode()) {
+            return null;
+        }
         StringBuilder out = new StringBuilder(json.length);
-        write(MAPPER.readTree(json), out);
+        write(root, out);
         return out.toString();
     }
 

@@ -74,7 +74,7 @@ public final class RequestFingerprint {
         try {
             return JsonCanonicalizer.canonicalize(body);
         } catch (JacksonException e) {
-            return null; // not JSON after all: hash the bytes, so the same bytes still match
+            return null; // not JSON after all: hash the bytes, so the same bytes still match (as for whitespace only)
         }
     }
 

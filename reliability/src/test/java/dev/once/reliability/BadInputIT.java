@@ -141,6 +141,41 @@ class BadInputIT {
     }
 
     @Test
+    void another_tenants_or_users_key_never_replays_and_guessed_ids_read_as_missing() {
+        String key = key();
+        RawHttp.Response alices = http.post("/accounts", "alice", ADA.getBytes(), "Idempotency-Key: " + key);
+        String aliceAccount = id(alices.body());
+        String aliceFile = id(http.post("/files", "alice", "{\"name\":\"a.txt\",\"content_base64\":\"aGk=\"}".getBytes(),
+                "Idempotency-Key: " + key()).body());
+        List<String> leaks = new ArrayList<>();
+        for (String stranger : List.of("carol", "bob")) { // another tenant; the same tenant but another user
+            RawHttp.Response theirs = http.post("/accounts", stranger, ADA.getBytes(), "Idempotency-Key: " + key);
+            if (theirs.status() != 201 || theirs.header("Idempotent-Replayed") != null || id(theirs.body()).equals(aliceAccount)) {
+                leaks.add(stranger + " replayed alice's key: " + theirs.status() + " " + theirs.body());
+            }
+        }
+        for (String path : List.of("/accounts/" + aliceAccount, "/files/" + aliceFile)) {
+            RawHttp.Response guessed = http.get(path, "carol");
+            if (guessed.status() != 404 || !guessed.body().contains("\"code\":\"NOT_FOUND\"")) {
+                leaks.add("carol reads " + path + ": " + guessed.status());
+            }
+        }
+        RawHttp.Response complete = http.post("/files/" + aliceFile + "/complete", "carol", "{}".getBytes(),
+                "Idempotency-Key: " + key());
+        if (complete.status() != 404) {
+            leaks.add("carol completes alice's upload: " + complete.status());
+        }
+        Summary.record(new Summary.Row("bad input: cross-tenant attempts", 5, 5, 0, 0, leaks.isEmpty(),
+                "another tenant's or user's key is a new request; guessed ids are 404"));
+        assertThat(leaks).isEmpty();
+    }
+
+    static String id(String json) {
+        int at = json.indexOf("\"id\":\"");
+        return at < 0 ? "" : json.substring(at + 6, json.indexOf('"', at + 6));
+    }
+
+    @Test
     void bad_kafka_records_are_dead_lettered_with_a_reason_and_the_partition_keeps_flowing() {
         String topic = prefix + ".account";
         UUID reused = UUID.randomUUID();

@@ -33,9 +33,18 @@ final class RawHttp {
         this.port = port;
     }
 
-    /** POSTs {@code body} as alice with the given raw header lines (each without its CRLF; bytes as ISO-8859-1). */
+    /** GETs {@code path} as {@code user}. */
+    Response get(String path, String user) {
+        return send("GET", path, user, new byte[0]);
+    }
+
+    /** POSTs {@code body} as {@code user} with the given raw header lines (each without its CRLF; ISO-8859-1). */
     Response post(String path, String user, byte[] body, String... headerLines) {
-        StringBuilder head = new StringBuilder("POST " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+        return send("POST", path, user, body, headerLines);
+    }
+
+    private Response send(String method, String path, String user, byte[] body, String... headerLines) {
+        StringBuilder head = new StringBuilder(method + " " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
                 + "Content-Type: application/json\r\nContent-Length: " + body.length + "\r\n");
         if (user != null) {
             head.append("Authorization: Basic ")
