@@ -3,21 +3,26 @@ package dev.once.example.files;
 import dev.once.example.ReferenceProperties;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.UUID;
 import java.util.stream.Stream;
 import org.springframework.stereotype.Component;
-import org.springframework.transaction.support.TransactionSynchronization;
-import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * The local file storage: {@code <data-dir>/files/<tenant>/<file id>}. Bytes are written to a temporary file and
  * moved into place atomically, under a name derived from the idempotency record, so that a re-execution (after a
- * crash, once the lease lapsed) overwrites the same file instead of writing a second one. If the surrounding
- * transaction rolls back, the file is removed again.
+ * crash or a failed commit, once the key is free again) overwrites the same file instead of writing a second one.
+ *
+ * <p>A rolled-back attempt does <em>not</em> delete its file: the retry that owns the key by then writes the very
+ * same path, and a late cleanup by the stale attempt would delete the new owner's file (the reliability suite caught
+ * exactly that when PostgreSQL restarted mid-commit). The price is an orphan file, without a row, when a request
+ * fails after writing and is never retried.
  */
 @Component
 public class FileStorage {
@@ -33,7 +38,10 @@ public class FileStorage {
         try {
             Files.createDirectories(target.getParent());
             Path temporary = Files.createTempFile(target.getParent(), id + ".", ".part");
-            Files.write(temporary, bytes);
+            try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.WRITE)) {
+                channel.write(ByteBuffer.wrap(bytes));
+                channel.force(true); // on disk before the row that points at it commits
+            }
             try {
                 Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {
@@ -41,16 +49,6 @@ public class FileStorage {
             }
         } catch (IOException e) {
             throw new UncheckedIOException("Could not store file " + id, e);
-        }
-        if (TransactionSynchronizationManager.isSynchronizationActive()) {
-            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-                @Override
-                public void afterCompletion(int status) {
-                    if (status == STATUS_ROLLED_BACK) {
-                        delete(target);
-                    }
-                }
-            });
         }
     }
 
@@ -72,13 +70,5 @@ public class FileStorage {
             throw new IllegalArgumentException("Tenant id " + tenantId + " is not a plain directory name");
         }
         return tenantDir.resolve(id.toString());
-    }
-
-    private static void delete(Path target) {
-        try {
-            Files.deleteIfExists(target);
-        } catch (IOException ignored) {
-            // an orphan file is harmless: it has no row, and the same request rewrites it
-        }
     }
 }
