@@ -36,9 +36,7 @@ class KafkaRestartIT {
                      kafka.bootstrapServers(), 1)) {
             ServiceProcess service = deployment.instance("a").start();
             JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
-            CompletableFuture<DemoReport> load = CompletableFuture.supplyAsync(() -> Demo.run(
-                    Demo.Settings.against(List.of(service.uri())).withLoad(4, 40).withSeed(41)
-                            .withPatience(Duration.ofSeconds(120))));
+            CompletableFuture<DemoReport> load = load(service, 41);
             await().atMost(Duration.ofSeconds(120)).until(() -> load.isDone() || ProcessCrashIT.claimed(jdbc) >= 40);
             kafka.node(1).kill();
             long claimedAtKill = ProcessCrashIT.claimed(jdbc);
@@ -64,9 +62,7 @@ class KafkaRestartIT {
                      kafka.bootstrapServers(), 3)) {
             ServiceProcess service = deployment.instance("a").start();
             JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
-            CompletableFuture<DemoReport> load = CompletableFuture.supplyAsync(() -> Demo.run(
-                    Demo.Settings.against(List.of(service.uri())).withLoad(4, 40).withSeed(43)
-                            .withPatience(Duration.ofSeconds(120))));
+            CompletableFuture<DemoReport> load = load(service, 43);
             await().atMost(Duration.ofSeconds(120)).until(() -> load.isDone() || ProcessCrashIT.claimed(jdbc) >= 60);
             kafka.node(2).kill(); // for good: two in-sync replicas remain, min.insync.replicas=2 still holds
             DemoReport report = load.join();
@@ -76,6 +72,12 @@ class KafkaRestartIT {
                     "acks=all kept working on 2 of 3; re-sends absorbed " + report.absorbedAttempts()));
             assertReport(report);
         }
+    }
+
+    /** The demo's clients against {@code service}, in the background: 4 clients, 40 requests each. */
+    static CompletableFuture<DemoReport> load(ServiceProcess service, long seed) {
+        return CompletableFuture.supplyAsync(() -> Demo.run(Demo.Settings.against(List.of(service.uri())).withLoad(4, 40)
+                .withSeed(seed).withPatience(Duration.ofSeconds(120))));
     }
 
     static long pending(JdbcTemplate jdbc) {

@@ -24,6 +24,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -66,22 +67,24 @@ class SoakIT {
             AtomicLong duplicates = new AtomicLong();
             ExecutorService senders = Executors.newFixedThreadPool(64);
             ScheduledExecutorService clock = Executors.newScheduledThreadPool(2);
+            AtomicInteger inFlight = new AtomicInteger();
             Random random = new Random(5);
             long start = System.nanoTime();
+            Client client = new Client(service.uri(), senders, clock, latencies, requests, inFlight);
             clock.scheduleAtFixedRate(() -> {
                 String key = "soak-" + UUID.randomUUID();
-                boolean duplicate = random.nextInt(100) < 5;
-                senders.submit(() -> send(service.uri(), key, latencies, acknowledged, requests));
-                if (duplicate) {
+                client.submit(key, acknowledged);
+                if (random.nextInt(100) < 5) {
                     duplicates.incrementAndGet();
-                    senders.submit(() -> send(service.uri(), key, latencies, null, requests));
+                    client.submit(key, null); // the same request again: must replay, never create
                 }
             }, 0, 1_000_000 / RATE_PER_SECOND, TimeUnit.MICROSECONDS);
             clock.scheduleAtFixedRate(() -> heap.add(heapAfterGc(service)), 30, 30, TimeUnit.SECONDS);
             await().atMost(length.plusMinutes(1)).until(() -> System.nanoTime() - start >= length.toNanos());
+            client.stopSubmitting();
+            await("every request answered").atMost(Duration.ofMinutes(3)).until(() -> inFlight.get() == 0);
             clock.shutdownNow();
-            senders.shutdown();
-            senders.awaitTermination(5, TimeUnit.MINUTES);
+            senders.shutdownNow();
             double seconds = (System.nanoTime() - start) / 1e9;
             await().atMost(Duration.ofMinutes(2)).until(() -> jdbc.queryForObject(
                     "SELECT count(*) FROM outbox_event WHERE published_at IS NULL", Long.class) == 0
@@ -109,40 +112,69 @@ class SoakIT {
         }
     }
 
-    static void send(URI base, String key, ConcurrentLinkedQueue<Long> latencies, ConcurrentLinkedQueue<String> acknowledged,
-                     AtomicLong requests) {
-        String body = "{\"name\":\"Soak\",\"email\":\"" + key + "@example.com\"}";
-        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-        while (System.nanoTime() < deadline) {
+    /**
+     * The soak's clients: each logical request is sent, and a timeout, 409 or 503 is retried with the same key after
+     * 100 ms (scheduled, not slept), for up to two minutes.
+     */
+    static final class Client {
+        private final URI base;
+        private final ExecutorService senders;
+        private final ScheduledExecutorService clock;
+        private final ConcurrentLinkedQueue<Long> latencies;
+        private final AtomicLong requests;
+        private final AtomicInteger inFlight;
+        private volatile boolean submitting = true;
+
+        Client(URI base, ExecutorService senders, ScheduledExecutorService clock, ConcurrentLinkedQueue<Long> latencies,
+               AtomicLong requests, AtomicInteger inFlight) {
+            this.base = base;
+            this.senders = senders;
+            this.clock = clock;
+            this.latencies = latencies;
+            this.requests = requests;
+            this.inFlight = inFlight;
+        }
+
+        void submit(String key, ConcurrentLinkedQueue<String> acknowledged) {
+            if (submitting) {
+                inFlight.incrementAndGet();
+                long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+                senders.submit(() -> attempt(key, acknowledged, deadline));
+            }
+        }
+
+        void stopSubmitting() {
+            submitting = false;
+        }
+
+        private void attempt(String key, ConcurrentLinkedQueue<String> acknowledged, long deadline) {
+            String body = "{\"name\":\"Soak\",\"email\":\"" + key + "@example.com\"}";
             long begin = System.nanoTime();
             requests.incrementAndGet();
             int status;
             try {
-                HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(base.resolve("/accounts"))
+                status = HTTP.send(HttpRequest.newBuilder(base.resolve("/accounts"))
                         .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
                         .header("Idempotency-Key", key)
                         .header("Authorization", "Basic " + Base64.getEncoder().encodeToString(
                                 "alice:alice-pass".getBytes(StandardCharsets.UTF_8)))
-                        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
-                status = response.statusCode();
+                        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString())
+                        .statusCode();
             } catch (IOException e) {
                 status = 0;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                inFlight.decrementAndGet();
                 return;
             }
             latencies.add((System.nanoTime() - begin) / 1_000_000);
-            if (status == 201) {
-                if (acknowledged != null) {
-                    acknowledged.add(key);
-                }
-                return;
+            if (status == 201 && acknowledged != null) {
+                acknowledged.add(key);
             }
-            try {
-                Thread.sleep(100); // a client's back-off before retrying with the same key
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
+            if (status == 201 || System.nanoTime() > deadline) {
+                inFlight.decrementAndGet();
+            } else {
+                clock.schedule(() -> senders.submit(() -> attempt(key, acknowledged, deadline)), 100, TimeUnit.MILLISECONDS);
             }
         }
     }
