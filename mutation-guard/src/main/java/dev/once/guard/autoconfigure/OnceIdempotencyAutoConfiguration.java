@@ -121,7 +121,8 @@ public class OnceIdempotencyAutoConfiguration {
             return new IdempotentRoutes(() -> {
                 OnceIdempotencyProperties p = properties.getObject();
                 return new IdempotentRoutes.Components(guard.getObject(), p.toPolicy(), principals.getObject(),
-                        List.copyOf(mvc.getObject().getMessageConverters()), Set.copyOf(p.getReplayedHeaders()));
+                        List.copyOf(mvc.getObject().getMessageConverters()), Set.copyOf(p.getReplayedHeaders()),
+                        p.getMaxRequestBodyBytes());
             });
         }
 

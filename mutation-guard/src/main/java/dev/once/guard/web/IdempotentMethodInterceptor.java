@@ -46,13 +46,16 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
     private final RoutePolicies policies;
     private final IdempotencyPrincipalResolver principals;
     private final ResponseConversion conversion;
+    private final int maxRequestBodyBytes;
 
     IdempotentMethodInterceptor(IdempotencyMutationGuard guard, RoutePolicies policies,
-                                IdempotencyPrincipalResolver principals, ResponseConversion conversion) {
+                                IdempotencyPrincipalResolver principals, ResponseConversion conversion,
+                                int maxRequestBodyBytes) {
         this.guard = guard;
         this.policies = policies;
         this.principals = principals;
         this.conversion = conversion;
+        this.maxRequestBodyBytes = maxRequestBodyBytes;
     }
 
     @Override
@@ -97,7 +100,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
                 + request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE));
         IdempotencyScope scope = new IdempotencyScope(principal.get().tenantId(), principal.get().userId(), template, key);
         String hash = RequestFingerprint.of(request.getMethod(), template, target(request), request.getContentType(),
-                RequestBodyCapture.body(request));
+                RequestBodyCapture.body(request, maxRequestBodyBytes));
         GuardResult result = guard.run(MutationRequest.of(scope, hash), policy, context -> {
             CurrentMutation.set(context);
             try {

@@ -24,10 +24,21 @@ public final class IdempotentRoutes extends AbstractPointcutAdvisor {
     private final transient CurrentMutation currentMutation = new CurrentMutation();
     private transient volatile IdempotentMethodInterceptor interceptor;
 
-    /** What the guarded routes need, resolved lazily. */
+    /**
+     * What the guarded routes need, resolved lazily.
+     *
+     * @param maxRequestBodyBytes the largest body fingerprinted when the method itself reads none (over it: 413)
+     */
     public record Components(IdempotencyMutationGuard guard, IdempotencyPolicy defaults,
                              IdempotencyPrincipalResolver principals, List<HttpMessageConverter<?>> converters,
-                             Set<String> replayedHeaders) {
+                             Set<String> replayedHeaders, int maxRequestBodyBytes) {
+
+        public Components(IdempotencyMutationGuard guard, IdempotencyPolicy defaults,
+                          IdempotencyPrincipalResolver principals, List<HttpMessageConverter<?>> converters,
+                          Set<String> replayedHeaders) {
+            this(guard, defaults, principals, converters, replayedHeaders,
+                    dev.once.guard.GuardDefaults.MAX_REQUEST_BODY_BYTES);
+        }
     }
 
     public IdempotentRoutes(Supplier<Components> components) {
@@ -56,7 +67,7 @@ public final class IdempotentRoutes extends AbstractPointcutAdvisor {
                 if (current == null) {
                     Components c = components.get();
                     current = new IdempotentMethodInterceptor(c.guard(), new RoutePolicies(c.defaults()), c.principals(),
-                            new ResponseConversion(c.converters(), c.replayedHeaders()));
+                            new ResponseConversion(c.converters(), c.replayedHeaders()), c.maxRequestBodyBytes());
                     interceptor = current;
                 }
             }

@@ -36,9 +36,9 @@ public class RequestBodyCapture extends RequestBodyAdviceAdapter {
     /**
      * The body of the current request: the bytes captured while Spring read the method's {@code @RequestBody}; for a
      * method that reads no body, whatever the client sent anyway (so the same key with another body is still a 422),
-     * up to {@link dev.once.guard.GuardDefaults#MAX_REQUEST_BODY_BYTES}; an empty array when there is none.
+     * up to {@code maxBytes} (over it: 413); an empty array when there is none.
      */
-    static byte[] body(HttpServletRequest request) throws IOException {
+    static byte[] body(HttpServletRequest request, int maxBytes) throws IOException {
         Object body = request.getAttribute(ATTRIBUTE);
         if (body instanceof byte[] bytes) {
             return bytes;
@@ -47,10 +47,10 @@ public class RequestBodyCapture extends RequestBodyAdviceAdapter {
         if (type != null && type.toLowerCase(java.util.Locale.ROOT).startsWith("application/x-www-form-urlencoded")) {
             return NONE; // read as parameters, which the fingerprint covers
         }
-        int max = dev.once.guard.GuardDefaults.MAX_REQUEST_BODY_BYTES;
-        byte[] unread = request.getInputStream().readNBytes(max + 1);
-        if (unread.length > max) {
-            throw new ResponseStatusException(HttpStatus.CONTENT_TOO_LARGE, "Request body exceeds " + max + " bytes");
+        byte[] unread = request.getInputStream().readNBytes(maxBytes + 1);
+        if (unread.length > maxBytes) {
+            throw new ResponseStatusException(HttpStatus.CONTENT_TOO_LARGE,
+                    "Request body exceeds " + maxBytes + " bytes (once.idempotency.max-request-body-bytes)");
         }
         return unread.length == 0 ? NONE : unread;
     }
