@@ -64,7 +64,7 @@ public final class IdempotencyMutationGuard {
             }
             // the database is unreachable or restarting: nothing was decided, so the client may simply retry
             log.warn("Guard for {} could not reach the database; answering 503", request.scope(), e);
-            result = new GuardResult.Completed(unavailable(), null, null, false);
+            result = new GuardResult.Completed(UNAVAILABLE, null, null, false);
         }
         String outcome = outcome(result);
         listener.onRun(outcome, Duration.ofNanos(System.nanoTime() - start));
@@ -118,7 +118,7 @@ public final class IdempotencyMutationGuard {
             });
         } catch (HandlerFailure e) {
             // a transient infrastructure failure is not the request's outcome: answer 503 and free the key
-            StoredResponse response = TransientFailures.isTransient(e.getCause()) ? unavailable()
+            StoredResponse response = TransientFailures.isTransient(e.getCause()) ? UNAVAILABLE
                     : failures.toResponse(e.getCause());
             if (response.statusCode() >= 500) {
                 log.warn("Guarded handler for {} failed; recording the failure", token.scope(), e.getCause());
@@ -139,7 +139,7 @@ public final class IdempotencyMutationGuard {
             releaseQuietly(token);
             if (TransientFailures.isTransient(e)) {
                 log.warn("Commit for {} failed transiently; answering 503", token.scope(), e);
-                return new GuardResult.Completed(unavailable(), null, null, false);
+                return new GuardResult.Completed(UNAVAILABLE, null, null, false);
             }
             throw e;
         }
@@ -174,10 +174,6 @@ public final class IdempotencyMutationGuard {
     private static final StoredResponse UNAVAILABLE = Problems.response(503, "Service Unavailable",
             "The database could not be reached; nothing was done. Retry with the same Idempotency-Key.",
             "TEMPORARILY_UNAVAILABLE").withHeader("Retry-After", "1");
-
-    private static StoredResponse unavailable() {
-        return UNAVAILABLE;
-    }
 
     private void releaseQuietly(ClaimToken token) {
         try {

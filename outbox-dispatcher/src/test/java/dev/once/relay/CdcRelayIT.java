@@ -3,6 +3,7 @@ package dev.once.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.once.test.ReplicationCleanup;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -24,12 +25,7 @@ class CdcRelayIT extends RelayContractIT {
 
     @AfterAll
     static void dropSlot() {
-        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
-        String slot = settings().slotName();
-        await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
-                "SELECT count(*) FROM pg_replication_slots WHERE slot_name = ? AND active", Long.class, slot) == 0);
-        jdbc.queryForList("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = ?", slot);
-        jdbc.execute("DROP PUBLICATION IF EXISTS " + settings().publicationName());
+        ReplicationCleanup.drop(db.dataSource(), settings().slotName(), settings().publicationName());
     }
 
     @Test

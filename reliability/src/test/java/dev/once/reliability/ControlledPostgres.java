@@ -5,7 +5,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.ExecutionException;
@@ -21,7 +20,7 @@ import javax.sql.DataSource;
 final class ControlledPostgres implements AutoCloseable {
 
     private final Path dataDirectory;
-    private final int port = freePort();
+    private final int port = Scenario.freePort();
     private EmbeddedPostgres server;
     private HikariDataSource admin;
     private int restarts;
@@ -109,13 +108,5 @@ final class ControlledPostgres implements AutoCloseable {
             admin.close();
         }
         stop();
-    }
-
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

@@ -1,16 +1,13 @@
 package dev.once.reliability;
 
-import static org.awaitility.Awaitility.await;
-
+import dev.once.test.ReplicationCleanup;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * One deployment of the reference service for a scenario: its instances are separate JVMs sharing the scenario's
@@ -83,10 +80,6 @@ final class Deployment implements AutoCloseable {
     @Override
     public void close() {
         instances.forEach(ServiceProcess::close);
-        JdbcTemplate jdbc = new JdbcTemplate(db.admin());
-        await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
-                "SELECT count(*) FROM pg_replication_slots WHERE slot_name = ? AND active", Long.class, name) == 0);
-        jdbc.queryForList("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = ?", name);
-        jdbc.execute("DROP PUBLICATION IF EXISTS " + name);
+        ReplicationCleanup.drop(db.admin(), name, name);
     }
 }

@@ -3,7 +3,6 @@ package dev.once.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.once.example.demo.Demo;
 import dev.once.example.demo.DemoReport;
 import dev.once.test.TestDatabase;
 import java.nio.file.Path;
@@ -40,10 +39,8 @@ class InstanceLossIT {
             assertThat(standby.relayState()).isEqualTo("STANDBY");
 
             JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
-            Demo.Settings settings = Demo.Settings.against(List.of(a.uri(), b.uri())).withLoad(4, 40).withSeed(23)
-                    .withPatience(Duration.ofSeconds(120));
-            CompletableFuture<DemoReport> load = CompletableFuture.supplyAsync(() -> Demo.run(settings));
-            await().atMost(Duration.ofSeconds(120)).until(() -> ProcessCrashIT.claimed(jdbc) >= 50);
+            CompletableFuture<DemoReport> load = Scenario.load(List.of(a.uri(), b.uri()), 4, 40, 23);
+            await().atMost(Duration.ofSeconds(120)).until(() -> Scenario.claimed(jdbc) >= 50);
             leader.kill();
             await("the standby leads").atMost(Duration.ofSeconds(60)).until(() -> "RUNNING".equals(standby.relayState()));
             DemoReport report = load.join();
@@ -52,10 +49,7 @@ class InstanceLossIT {
                     report.lost() + report.halfWritten(), report.duplicates(), report.passed(),
                     "standby took over; requests " + report.requests() + ", re-sends absorbed " + report.absorbedAttempts()));
             assertThat(leader.alive()).isFalse();
-            assertThat(report.failures()).isEmpty();
-            assertThat(report.lost()).isZero();
-            assertThat(report.duplicates()).isZero();
-            assertThat(report.halfWritten()).isZero();
+            Scenario.assertExactlyOnce(report);
         }
     }
 }

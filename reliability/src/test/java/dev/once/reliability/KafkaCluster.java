@@ -4,7 +4,6 @@ import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,8 +26,8 @@ final class KafkaCluster implements AutoCloseable {
     /** One node: its ports, its directory and, while it runs, its process. */
     final class Node {
         final int id;
-        final int port = freePort();
-        final int controllerPort = freePort();
+        final int port = Scenario.freePort();
+        final int controllerPort = Scenario.freePort();
         final Path directory;
         Process process;
         int starts;
@@ -155,14 +154,6 @@ final class KafkaCluster implements AutoCloseable {
             if (node.process != null && node.process.isAlive()) {
                 node.kill();
             }
-        }
-    }
-
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 }

@@ -3,7 +3,6 @@ package dev.once.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.once.example.demo.Demo;
 import dev.once.example.demo.DemoReport;
 import dev.once.test.TestDatabase;
 import java.nio.file.Path;
@@ -36,12 +35,12 @@ class KafkaRestartIT {
                      kafka.bootstrapServers(), 1)) {
             ServiceProcess service = deployment.instance("a").start();
             JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
-            CompletableFuture<DemoReport> load = load(service, 41);
-            await().atMost(Duration.ofSeconds(120)).until(() -> load.isDone() || ProcessCrashIT.claimed(jdbc) >= 40);
+            CompletableFuture<DemoReport> load = Scenario.load(List.of(service.uri()), 4, 40, 41);
+            await().atMost(Duration.ofSeconds(120)).until(() -> load.isDone() || Scenario.claimed(jdbc) >= 40);
             kafka.node(1).kill();
-            long claimedAtKill = ProcessCrashIT.claimed(jdbc);
+            long claimedAtKill = Scenario.claimed(jdbc);
             // requests go on while the broker is down; the relay keeps their events in the outbox
-            await().atMost(Duration.ofSeconds(120)).until(() -> load.isDone() || ProcessCrashIT.claimed(jdbc) >= claimedAtKill + 30);
+            await().atMost(Duration.ofSeconds(120)).until(() -> load.isDone() || Scenario.claimed(jdbc) >= claimedAtKill + 30);
             long pendingWhileDown = pending(jdbc);
             kafka.node(1).start();
             kafka.awaitBrokers(1);
@@ -51,7 +50,7 @@ class KafkaRestartIT {
                     report.lost() + report.halfWritten(), report.duplicates(), report.passed(),
                     pendingWhileDown + " events waited in the outbox; re-sends absorbed " + report.absorbedAttempts()));
             assertThat(pendingWhileDown).isPositive();
-            assertReport(report);
+            Scenario.assertExactlyOnce(report);
         }
     }
 
@@ -62,32 +61,19 @@ class KafkaRestartIT {
                      kafka.bootstrapServers(), 3)) {
             ServiceProcess service = deployment.instance("a").start();
             JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
-            CompletableFuture<DemoReport> load = load(service, 43);
-            await().atMost(Duration.ofSeconds(120)).until(() -> load.isDone() || ProcessCrashIT.claimed(jdbc) >= 60);
+            CompletableFuture<DemoReport> load = Scenario.load(List.of(service.uri()), 4, 40, 43);
+            await().atMost(Duration.ofSeconds(120)).until(() -> load.isDone() || Scenario.claimed(jdbc) >= 60);
             kafka.node(2).kill(); // for good: two in-sync replicas remain, min.insync.replicas=2 still holds
             DemoReport report = load.join();
 
             Summary.record(new Summary.Row("3 Kafka 3 brokers (RF 3, min ISR 2), one killed", report.operations(), 1,
                     report.lost() + report.halfWritten(), report.duplicates(), report.passed(),
                     "acks=all kept working on 2 of 3; re-sends absorbed " + report.absorbedAttempts()));
-            assertReport(report);
+            Scenario.assertExactlyOnce(report);
         }
-    }
-
-    /** The demo's clients against {@code service}, in the background: 4 clients, 40 requests each. */
-    static CompletableFuture<DemoReport> load(ServiceProcess service, long seed) {
-        return CompletableFuture.supplyAsync(() -> Demo.run(Demo.Settings.against(List.of(service.uri())).withLoad(4, 40)
-                .withSeed(seed).withPatience(Duration.ofSeconds(120))));
     }
 
     static long pending(JdbcTemplate jdbc) {
         return jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE published_at IS NULL", Long.class);
-    }
-
-    static void assertReport(DemoReport report) {
-        assertThat(report.failures()).isEmpty();
-        assertThat(report.lost()).isZero();
-        assertThat(report.duplicates()).isZero();
-        assertThat(report.halfWritten()).isZero();
     }
 }

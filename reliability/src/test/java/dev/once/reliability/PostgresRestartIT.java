@@ -3,7 +3,6 @@ package dev.once.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.once.example.demo.Demo;
 import dev.once.example.demo.DemoReport;
 import dev.once.test.TestKafka;
 import java.nio.file.Path;
@@ -33,12 +32,10 @@ class PostgresRestartIT {
                      "", postgres.admin()), dir.resolve("data"), relayMode, TestKafka.bootstrapServers())) {
             ServiceProcess service = deployment.instance("a").start();
             JdbcTemplate jdbc = new JdbcTemplate(postgres.admin());
-            Demo.Settings settings = Demo.Settings.against(List.of(service.uri())).withLoad(4, 40).withSeed(31)
-                    .withPatience(Duration.ofSeconds(120));
-            CompletableFuture<DemoReport> load = CompletableFuture.supplyAsync(() -> Demo.run(settings));
+            CompletableFuture<DemoReport> load = Scenario.load(List.of(service.uri()), 4, 40, 31);
             for (long threshold : new long[] {40, 100}) {
                 await().atMost(Duration.ofSeconds(120)).ignoreExceptions()
-                        .until(() -> load.isDone() || ProcessCrashIT.claimed(jdbc) >= threshold);
+                        .until(() -> load.isDone() || Scenario.claimed(jdbc) >= threshold);
                 if (load.isDone()) {
                     break;
                 }
@@ -50,10 +47,7 @@ class PostgresRestartIT {
                     postgres.restarts(), report.lost() + report.halfWritten(), report.duplicates(), report.passed(),
                     "requests " + report.requests() + ", re-sends absorbed " + report.absorbedAttempts()));
             assertThat(postgres.restarts()).isEqualTo(2);
-            assertThat(report.failures()).isEmpty();
-            assertThat(report.lost()).isZero();
-            assertThat(report.duplicates()).isZero();
-            assertThat(report.halfWritten()).isZero();
+            Scenario.assertExactlyOnce(report);
             assertThat(service.alive()).isTrue();
         }
     }

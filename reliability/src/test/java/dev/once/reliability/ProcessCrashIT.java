@@ -3,7 +3,6 @@ package dev.once.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.once.example.demo.Demo;
 import dev.once.example.demo.DemoReport;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
@@ -38,15 +37,13 @@ class ProcessCrashIT {
                 relayMode, TestKafka.bootstrapServers())) {
             ServiceProcess service = deployment.instance("a").start();
             JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
-            Demo.Settings settings = Demo.Settings.against(List.of(service.uri())).withLoad(4, 30).withSeed(11)
-                    .withPatience(Duration.ofSeconds(120));
-            CompletableFuture<DemoReport> load = CompletableFuture.supplyAsync(() -> Demo.run(settings));
+            CompletableFuture<DemoReport> load = Scenario.load(List.of(service.uri()), 4, 30, 11);
 
             int kills = 0;
-            long before = claimed(jdbc);
+            long before = Scenario.claimed(jdbc);
             for (long threshold : new long[] {before + 25, before + 70}) {
                 // kill at a point the load reaches, not after a guessed pause: once this many keys were claimed
-                await().atMost(Duration.ofSeconds(120)).until(() -> load.isDone() || claimed(jdbc) >= threshold);
+                await().atMost(Duration.ofSeconds(120)).until(() -> load.isDone() || Scenario.claimed(jdbc) >= threshold);
                 if (load.isDone()) {
                     break;
                 }
@@ -64,15 +61,7 @@ class ProcessCrashIT {
                             + "the claims; LEASED re-sends absorbed " + report.absorbedAttempts()));
             assertThat(kills).isEqualTo(2);
             assertThat(kafka.distinctEvents()).isPositive();
-            assertThat(report.failures()).isEmpty();
-            assertThat(report.lost()).isZero();
-            assertThat(report.duplicates()).isZero();
-            assertThat(report.halfWritten()).isZero();
+            Scenario.assertExactlyOnce(report);
         }
-    }
-
-    /** Guarded requests claimed so far (every deployment of a test class shares its schema). */
-    static long claimed(JdbcTemplate jdbc) {
-        return jdbc.queryForObject("SELECT count(*) FROM idempotency_record WHERE route LIKE 'POST %'", Long.class);
     }
 }

@@ -4,7 +4,6 @@ import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -38,7 +37,7 @@ final class ServiceProcess implements AutoCloseable {
         this.name = name;
         this.properties = properties;
         this.logs = logs;
-        this.port = freePort();
+        this.port = Scenario.freePort();
     }
 
     URI uri() {
@@ -159,13 +158,5 @@ final class ServiceProcess implements AutoCloseable {
 
     private static String javaBinary() {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    }
-
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

@@ -50,7 +50,8 @@ final class EmbeddedServers implements ApplicationListener<SpringApplicationEven
     private void start(ConfigurableEnvironment environment) {
         Map<String, Object> found = new LinkedHashMap<>();
         if (isBlank(environment.getProperty("spring.datasource.url"))) {
-            Path dataDir = Path.of(environment.getProperty("once.reference.data-dir", "once-data")).toAbsolutePath();
+            Path dataDir = Path.of(environment.getProperty("once.reference.data-dir", ReferenceProperties.DATA_DIR))
+                    .toAbsolutePath();
             int port = environment.getProperty(POSTGRES_PORT, Integer.class, 54320);
             postgres = startPostgres(dataDir.resolve("postgres"), port);
             found.put("spring.datasource.url", "jdbc:postgresql://localhost:" + postgres.getPort() + "/postgres");

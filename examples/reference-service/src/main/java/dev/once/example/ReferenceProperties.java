@@ -14,9 +14,13 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties("once.reference")
 public record ReferenceProperties(Path dataDir, int topicPartitions, short topicReplicas) {
 
+    static final String DATA_DIR = "once-data";
+    static final int TOPIC_PARTITIONS = 6;
+    static final short TOPIC_REPLICAS = 1;
+
     public ReferenceProperties {
-        dataDir = dataDir == null ? Path.of("once-data") : dataDir;
-        topicPartitions = topicPartitions <= 0 ? 6 : topicPartitions;
-        topicReplicas = topicReplicas <= 0 ? 1 : topicReplicas;
+        dataDir = dataDir == null ? Path.of(DATA_DIR) : dataDir;
+        topicPartitions = topicPartitions <= 0 ? TOPIC_PARTITIONS : topicPartitions;
+        topicReplicas = topicReplicas <= 0 ? TOPIC_REPLICAS : topicReplicas;
     }
 }

@@ -1,18 +1,15 @@
 package dev.once.example;
 
+import dev.once.test.ReplicationCleanup;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
-import static org.awaitility.Awaitility.await;
-
 import java.net.URI;
-import java.time.Duration;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * Reference service instances for a test class: each a whole Spring Boot application on a random port, all sharing
@@ -61,11 +58,6 @@ final class ServiceInstances implements AutoCloseable {
     public void close() {
         running.forEach(ConfigurableApplicationContext::close);
         running.clear();
-        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
-        // the walsender of a closed relay ends a moment after its connection
-        await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
-                "SELECT count(*) FROM pg_replication_slots WHERE slot_name = ? AND active", Long.class, name) == 0);
-        jdbc.queryForList("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = ?", name);
-        jdbc.execute("DROP PUBLICATION IF EXISTS " + name);
+        ReplicationCleanup.drop(db.dataSource(), name, name);
     }
 }

@@ -1,6 +1,5 @@
 package dev.once.example.demo;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -11,13 +10,14 @@ import java.util.Map;
  * handled by each of its handlers), {@code halfWritten == 0} (no event without its business row, no row without its
  * event), every key reused with another body got 422, and every operation finished.
  *
+ * @param unanswered requests that got no answer (a client timeout or a connection error) and were retried
  * @param effects per handler: effects added during the run
  * @param absorbedAttempts repeated attempts of a LEASED handler with the same derived key (after a crash), which
  *        the receiving side deduplicates: not duplicates, but counted
  * @param failures what broke an invariant, in words; empty when the demo passed
  */
 public record DemoReport(long operations, long requests, long created, long replayed, long inProgress409,
-                         long conflicts422, long timeouts, long concurrentBursts, Map<String, Long> effects,
+                         long conflicts422, long unanswered, long concurrentBursts, Map<String, Long> effects,
                          long absorbedAttempts, long duplicates, long lost, long halfWritten, long crossTenantLeaks,
                          List<String> failures) {
 
@@ -34,7 +34,7 @@ public record DemoReport(long operations, long requests, long created, long repl
         rows.put("replayed (Idempotent-Replayed: true)", replayed);
         rows.put("409 in progress", inProgress409);
         rows.put("422 key reused with another body", conflicts422);
-        rows.put("client timeouts (then retried)", timeouts);
+        rows.put("no answer: timeouts, connection errors (retried)", unanswered);
         rows.put("concurrent duplicate bursts", concurrentBursts);
         effects.forEach((handler, n) -> rows.put("effects: " + handler, n));
         rows.put("re-sends absorbed by derived key", absorbedAttempts);
@@ -47,9 +47,5 @@ public record DemoReport(long operations, long requests, long created, long repl
         out.append(passed() ? "  verdict: PASS (nothing lost, nothing done twice)\n" : "  verdict: FAIL\n");
         failures.forEach(f -> out.append("    - ").append(f).append('\n'));
         return out.toString();
-    }
-
-    static List<String> newFailures() {
-        return new ArrayList<>();
     }
 }

@@ -14,6 +14,5 @@ final class DemoStats {
     final LongAdder concurrentBursts = new LongAdder();
     final LongAdder inconsistentReplays = new LongAdder();
     final LongAdder unresolved = new LongAdder();
-    final LongAdder crossTenantProbes = new LongAdder();
     final LongAdder crossTenantLeaks = new LongAdder();
 }

@@ -1,7 +1,9 @@
 package dev.once.example.handlers;
 
 import dev.once.dispatch.HandlerRegistration;
+import dev.once.dispatch.KafkaEventDispatcher;
 import dev.once.example.ReferenceProperties;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -80,12 +82,12 @@ class Handlers {
     @Bean
     KafkaAdmin.NewTopics onceTopics(ReferenceProperties properties,
                                     @Value("${once.outbox.relay.topic-prefix:once}") String prefix) {
-        List<NewTopic> topics = new java.util.ArrayList<>();
+        List<NewTopic> topics = new ArrayList<>();
         for (String aggregate : List.of("account", "file", "task")) {
             String topic = prefix + "." + aggregate;
             topics.add(TopicBuilder.name(topic).partitions(properties.topicPartitions())
                     .replicas(properties.topicReplicas()).build());
-            topics.add(TopicBuilder.name(topic + dev.once.dispatch.KafkaEventDispatcher.DLT_SUFFIX).partitions(1)
+            topics.add(TopicBuilder.name(topic + KafkaEventDispatcher.DLT_SUFFIX).partitions(1)
                     .replicas(properties.topicReplicas()).build());
         }
         return new KafkaAdmin.NewTopics(topics.toArray(NewTopic[]::new));
