@@ -15,7 +15,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  *
  * <p><b>Fresh key, the hot path: one round trip.</b> {@link #INSERT_FRESH} is a plain
  * {@code INSERT … ON CONFLICT DO NOTHING RETURNING}; when it returns a row the caller owns a brand-new record.
- * Outside a transaction it commits asynchronously ({@link #INSERT_FRESH_ASYNC_COMMIT}).
+ * Outside a transaction it commits asynchronously ({@link #INSERT_FRESH_ASYNC_COMMIT}) unless the policy asks for a
+ * {@linkplain ClaimPolicy#durable() durable} claim.
  *
  * <p><b>Existing key: one more statement.</b> {@link #CLAIM} is a single {@code INSERT … ON CONFLICT … DO UPDATE …
  * WHERE <reclaimable> RETURNING} that either takes the record over or reports what holds it. It first reads the current
@@ -41,8 +42,12 @@ final class ClaimStatement {
      * {@link #INSERT_FRESH} for a claim made outside any transaction: it commits with {@code synchronous_commit=off},
      * for this statement only. The claim is visible to every session at once; it becomes durable with the next
      * synchronous commit on the server, at the latest the commit of the work built on it (WAL is flushed in order).
-     * A crash can only forget a claim that nothing durable was built on; the retry then claims afresh, as after a
-     * lapsed lease. Inside a caller's transaction the caller's durability applies unchanged.
+     * A crash can only forget a claim that nothing durable in the database was built on; the retry then claims
+     * afresh, as after a lapsed lease, under a new record id (so work that names things outside the database after
+     * the record asks for a {@linkplain ClaimPolicy#durable() durable} claim). The crash may also rewind the id
+     * sequence and hand the forgotten claim's id out again: that is why every fenced statement matches the claim's
+     * scope as well as its id and fence ({@link ClaimOwner}). Inside a caller's transaction the caller's durability
+     * applies unchanged.
      */
     static final String INSERT_FRESH_ASYNC_COMMIT = """
             WITH durability AS (SELECT set_config('synchronous_commit', 'off', true))
@@ -125,7 +130,7 @@ final class ClaimStatement {
         if (requestHash == null || requestHash.isEmpty()) {
             throw new IllegalArgumentException("requestHash is required; compute it with RequestFingerprint");
         }
-        String insert = TransactionSynchronizationManager.isActualTransactionActive() ? INSERT_FRESH : INSERT_FRESH_ASYNC_COMMIT;
+        String insert = freshInsert(policy, TransactionSynchronizationManager.isActualTransactionActive());
         Long freshId = jdbc.query(insert, ps -> bindClaim(ps, scope, requestHash, policy),
                 rs -> rs.next() ? rs.getLong(1) : null);
         if (freshId != null) {
@@ -142,6 +147,11 @@ final class ClaimStatement {
         }
         throw new OnceException("Claim of " + scope + " did not settle after " + MAX_ATTEMPTS
                 + " attempts; is the transaction isolation READ COMMITTED?");
+    }
+
+    /** Asynchronous commit only for a claim that commits on its own and was not asked to be durable. */
+    static String freshInsert(ClaimPolicy policy, boolean inTransaction) {
+        return policy.durable() || inTransaction ? INSERT_FRESH : INSERT_FRESH_ASYNC_COMMIT;
     }
 
     /** Parameters 1-7, shared by both statements: scope, request hash, lease and TTL. */

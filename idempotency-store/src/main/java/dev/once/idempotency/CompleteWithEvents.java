@@ -23,7 +23,7 @@ final class CompleteWithEvents {
                     response_headers = CAST(? AS jsonb), response_body = ?, response_body_omitted = ?,
                     task_id = COALESCE(?, task_id), outbox_event_id = ?,
                     locked_until = NULL, updated_at = statement_timestamp()
-                WHERE id = ? AND fencing_token = ? AND status = 'processing'
+                WHERE %s
                 RETURNING id
             )
             INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
@@ -35,7 +35,7 @@ final class CompleteWithEvents {
                         CAST(? AS text[]))
                  AS e(id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload, headers)
             WHERE EXISTS (SELECT 1 FROM done)
-            """;
+            """.formatted(ClaimOwner.CONDITION);
 
     private CompleteWithEvents() {
     }
@@ -62,13 +62,13 @@ final class CompleteWithEvents {
             }
             Connection c = ps.getConnection();
             bindCompletion(ps, 1, token, stored, taskId, n == 0 ? null : ids[0]);
-            ps.setArray(10, c.createArrayOf("uuid", ids));
+            ps.setArray(14, c.createArrayOf("uuid", ids));
             for (int column = 0; column < 5; column++) {
-                ps.setArray(11 + column, c.createArrayOf("text", text[column]));
+                ps.setArray(15 + column, c.createArrayOf("text", text[column]));
             }
-            ps.setArray(16, c.createArrayOf("int4", versions));
-            ps.setArray(17, c.createArrayOf("text", text[5]));
-            ps.setArray(18, c.createArrayOf("text", text[6]));
+            ps.setArray(20, c.createArrayOf("int4", versions));
+            ps.setArray(21, c.createArrayOf("text", text[5]));
+            ps.setArray(22, c.createArrayOf("text", text[6]));
         });
     }
 
@@ -81,7 +81,6 @@ final class CompleteWithEvents {
         ps.setBoolean(first + 4, stored.bodyOmitted());
         ps.setString(first + 5, taskId);
         ps.setObject(first + 6, outboxEventId);
-        ps.setLong(first + 7, token.recordId());
-        ps.setLong(first + 8, token.fencingToken());
+        ClaimOwner.bind(ps, first + 7, token);
     }
 }

@@ -13,31 +13,31 @@ import org.springframework.jdbc.core.JdbcTemplate;
  */
 final class JdbcIdempotencyStore implements IdempotencyStore {
 
-    /** Every transition is applied only to the claim that owns the record: same row, same fence, still processing. */
+    /** Every transition is applied only to the claim that owns the record: {@link ClaimOwner#CONDITION}. */
     static final String COMPLETE = """
             UPDATE idempotency_record
             SET status = ?, response_code = ?, response_content_type = ?, response_headers = CAST(? AS jsonb),
                 response_body = ?, response_body_omitted = ?,
                 task_id = COALESCE(?, task_id), outbox_event_id = COALESCE(?, outbox_event_id),
                 locked_until = NULL, updated_at = statement_timestamp()
-            WHERE id = ? AND fencing_token = ? AND status = 'processing'
-            """;
+            WHERE %s
+            """.formatted(ClaimOwner.CONDITION);
 
     static final String BIND_TASK = """
             UPDATE idempotency_record SET task_id = ?, updated_at = statement_timestamp()
-            WHERE id = ? AND fencing_token = ? AND status = 'processing'
-            """;
+            WHERE %s
+            """.formatted(ClaimOwner.CONDITION);
 
     static final String BIND_OUTBOX_EVENT = """
             UPDATE idempotency_record SET outbox_event_id = ?, updated_at = statement_timestamp()
-            WHERE id = ? AND fencing_token = ? AND status = 'processing'
-            """;
+            WHERE %s
+            """.formatted(ClaimOwner.CONDITION);
 
     /** Released records expire at once, so that any request, whatever its body, may claim the key next. */
     static final String RELEASE = """
             UPDATE idempotency_record SET status = 'expired', locked_until = NULL, expires_at = statement_timestamp(), updated_at = statement_timestamp()
-            WHERE id = ? AND fencing_token = ? AND status = 'processing'
-            """;
+            WHERE %s
+            """.formatted(ClaimOwner.CONDITION);
 
     /** The fencing token moves on, so the released claimant's late completion is refused. */
     static final String FORCE_RELEASE = """
@@ -122,8 +122,7 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
             ps.setBoolean(6, stored.bodyOmitted());
             ps.setString(7, taskId);
             ps.setObject(8, outboxEventId);
-            ps.setLong(9, token.recordId());
-            ps.setLong(10, token.fencingToken());
+            ClaimOwner.bind(ps, 9, token);
         });
         return result(rows);
     }
@@ -140,17 +139,23 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
 
     @Override
     public TransitionResult bindTask(ClaimToken token, String taskId) {
-        return result(jdbc.update(BIND_TASK, taskId, token.recordId(), token.fencingToken()));
+        return result(jdbc.update(BIND_TASK, ps -> {
+            ps.setString(1, taskId);
+            ClaimOwner.bind(ps, 2, token);
+        }));
     }
 
     @Override
     public TransitionResult bindOutboxEvent(ClaimToken token, UUID eventId) {
-        return result(jdbc.update(BIND_OUTBOX_EVENT, eventId, token.recordId(), token.fencingToken()));
+        return result(jdbc.update(BIND_OUTBOX_EVENT, ps -> {
+            ps.setObject(1, eventId);
+            ClaimOwner.bind(ps, 2, token);
+        }));
     }
 
     @Override
     public TransitionResult release(ClaimToken token) {
-        return result(jdbc.update(RELEASE, token.recordId(), token.fencingToken()));
+        return result(jdbc.update(RELEASE, ps -> ClaimOwner.bind(ps, 1, token)));
     }
 
     private static TransitionResult result(int rows) {

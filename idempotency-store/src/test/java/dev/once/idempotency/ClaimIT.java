@@ -13,11 +13,15 @@ import dev.once.idempotency.ClaimResult.Failed;
 import dev.once.idempotency.ClaimResult.InProgress;
 import dev.once.idempotency.ClaimResult.Replay;
 import dev.once.test.TestDatabase;
+import dev.once.outbox.OutboxEvent;
+import dev.once.outbox.UuidV7;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 /** The claim's outcomes and the state machine, on a real PostgreSQL with a non-UTC session time zone. */
 class ClaimIT {
@@ -198,6 +202,50 @@ class ClaimIT {
 
         assertThat(store.markSucceeded(stuck.token(), created("{}"))).isEqualTo(TransitionResult.STALE);
         assertThat(store.claim(scope, hashOf("{\"other\":1}"), ClaimPolicy.ofDefaults())).isInstanceOf(Claimed.class);
+    }
+
+    @Test
+    void a_claim_forgotten_by_a_database_crash_cannot_touch_the_request_that_inherits_its_id() {
+        IdempotencyScope forgottenScope = IdempotencyScope.of("acme", "alice", ROUTE, UUID.randomUUID().toString());
+        Claimed forgotten = (Claimed) store.claim(forgottenScope, hashOf("{}"), ClaimPolicy.ofDefaults());
+        // What crash recovery does to an asynchronously committed claim: the row is gone, the id sequence rewound.
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.update("DELETE FROM idempotency_record WHERE id = ?", forgotten.token().recordId());
+        jdbc.queryForObject("SELECT setval(pg_get_serial_sequence('idempotency_record', 'id'), ?, false)", Long.class,
+                forgotten.token().recordId());
+        IdempotencyScope heirScope = IdempotencyScope.of("globex", "carol", ROUTE, forgottenScope.key().value());
+        Claimed heir = (Claimed) store.claim(heirScope, hashOf("{}"), ClaimPolicy.ofDefaults());
+        assertThat(heir.token().recordId()).isEqualTo(forgotten.token().recordId());
+        assertThat(heir.token().fencingToken()).isEqualTo(forgotten.token().fencingToken());
+
+        assertThat(store.markSucceeded(forgotten.token(), created("{\"tenant\":\"acme\"}"))).isEqualTo(TransitionResult.STALE);
+        assertThat(store.markSucceededWithEvents(forgotten.token(), created("{}"), null, List.of(OutboxEvent.builder()
+                .id(UuidV7.next()).tenantId("acme").actorId("alice").aggregate("account", "1").type("AccountCreated", 1)
+                .payloadJson("{}").build()))).isEqualTo(TransitionResult.STALE);
+        assertThat(store.bindTask(forgotten.token(), "task-1")).isEqualTo(TransitionResult.STALE);
+        assertThat(store.bindOutboxEvent(forgotten.token(), UUID.randomUUID())).isEqualTo(TransitionResult.STALE);
+        assertThat(store.release(forgotten.token())).isEqualTo(TransitionResult.STALE);
+        assertThat(store.markFailed(forgotten.token(), created("{}"))).isEqualTo(TransitionResult.STALE);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE tenant_id = 'acme' AND aggregate_id = '1'",
+                Long.class)).isZero();
+
+        assertThat(store.markSucceeded(heir.token(), created("{\"tenant\":\"globex\"}"))).isEqualTo(TransitionResult.APPLIED);
+        assertThat(store.claim(heirScope, hashOf("{}"), ClaimPolicy.ofDefaults())).isInstanceOfSatisfying(Replay.class,
+                r -> assertThat(r.response().bodyAsString()).isEqualTo("{\"tenant\":\"globex\"}"));
+    }
+
+    @Test
+    void a_claim_outside_a_transaction_commits_asynchronously_unless_the_policy_asks_for_a_durable_one() {
+        ClaimPolicy durable = ClaimPolicy.custom().durable(true).build();
+
+        assertThat(ClaimPolicy.ofDefaults().durable()).isFalse();
+        assertThat(durable).isNotEqualTo(ClaimPolicy.ofDefaults()).isEqualTo(durable.toBuilder().build());
+        assertThat(ClaimStatement.freshInsert(ClaimPolicy.ofDefaults(), false)).isEqualTo(ClaimStatement.INSERT_FRESH_ASYNC_COMMIT);
+        assertThat(ClaimStatement.freshInsert(durable, false)).isEqualTo(ClaimStatement.INSERT_FRESH);
+        assertThat(ClaimStatement.freshInsert(ClaimPolicy.ofDefaults(), true))
+                .as("inside a transaction the caller's durability applies").isEqualTo(ClaimStatement.INSERT_FRESH);
+        assertThat(store.claim(freshScope(), hashOf("{}"), durable)).isInstanceOfSatisfying(Claimed.class,
+                c -> assertThat(c.kind()).isEqualTo(Claimed.Kind.FRESH));
     }
 
     @Test

@@ -88,6 +88,12 @@ public record IdempotencyPolicy(boolean keyRequired, InProgressBehaviour inProgr
             return this;
         }
 
+        /** See {@link ClaimPolicy.Builder#durable}: for work that names things outside the database after the claim. */
+        public Builder durableClaim(boolean durable) {
+            claim.durable(durable);
+            return this;
+        }
+
         public Builder transientStatuses(Set<Integer> statuses) {
             this.transientStatuses = statuses;
             return this;

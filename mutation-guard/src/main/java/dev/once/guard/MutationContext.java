@@ -14,7 +14,12 @@ public interface MutationContext {
 
     IdempotencyScope scope();
 
-    /** The claim's token; its record id and fencing token make a stable key for calls to other services. */
+    /**
+     * The claim's token. It names this execution, not the request: the fencing token moves on with every execution,
+     * and the record id is kept when the key is reused after its TTL. To name the request in calls to other services
+     * (their idempotency key, a file name), derive it from {@link #scope()} or from the request's content, which every
+     * execution of one request shares.
+     */
     ClaimToken token();
 
     /**

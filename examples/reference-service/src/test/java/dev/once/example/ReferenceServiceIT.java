@@ -145,14 +145,18 @@ class ReferenceServiceIT {
     void a_retried_upload_writes_one_file_and_an_account_gets_one_welcome_email() throws Exception {
         String key = key();
         String body = file("report.pdf", "%PDF-1.7 ...");
-        String fileId = id(created(first.post("carol", "/files", key, body)));
+        JsonNode stored = json(created(first.post("carol", "/files", key, body)));
         second.post("carol", "/files", key, body);
         first.post("carol", "/files", key, body);
 
-        try (Stream<Path> files = Files.list(dataDir.resolve("files").resolve("globex"))) {
-            assertThat(files.filter(p -> p.getFileName().toString().equals(fileId)).count()).isOne();
+        String sha256 = stored.path("sha256").asString();
+        Path tenantFiles = dataDir.resolve("files").resolve("globex");
+        try (Stream<Path> files = Files.list(tenantFiles)) {
+            assertThat(files.map(p -> p.getFileName().toString()).filter(name -> name.startsWith(sha256)))
+                    .as("one file, named by its content, no temporary left").containsExactly(sha256);
         }
-        assertThat(Files.readString(dataDir.resolve("files/globex/" + fileId))).isEqualTo("%PDF-1.7 ...");
+        assertThat(Files.readString(tenantFiles.resolve(sha256))).isEqualTo("%PDF-1.7 ...");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM stored_file WHERE sha256 = ?", Long.class, sha256)).isOne();
 
         String accountKey = key();
         String accountId = id(created(first.post("carol", "/accounts", accountKey, account("Grace"))));

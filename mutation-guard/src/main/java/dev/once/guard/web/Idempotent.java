@@ -32,6 +32,14 @@ public @interface Idempotent {
     /** Whether a repeat of a failed request runs again. High-risk writes keep the default: it does not. */
     boolean retryFailed() default false;
 
+    /**
+     * Commit the claim synchronously before the method runs. Needed only when the method leaves something outside the
+     * database under a name derived from the claim ({@code MutationContext.token().recordId()}): a claim committed
+     * asynchronously (the default, one disk flush fewer) can be forgotten by a database crash, and the retry then
+     * runs under another record id.
+     */
+    boolean durableClaim() default false;
+
     /** How long a claim is held, e.g. {@code "30s"}. */
     String lease() default "";
 

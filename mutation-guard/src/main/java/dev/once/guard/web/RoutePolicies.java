@@ -29,6 +29,7 @@ final class RoutePolicies {
                 .keyRequired(route.keyRequired())
                 .inProgress(route.inProgress(), duration(route.waitMax(), defaults.waitMax(), where, "waitMax"))
                 .retryFailed(route.retryFailed())
+                .durableClaim(route.durableClaim())
                 .lease(duration(route.lease(), defaults.claimPolicy().lease(), where, "lease"))
                 .ttl(duration(route.ttl(), defaults.claimPolicy().ttl(), where, "ttl"))
                 .transientStatuses(route.transientStatuses().length == 0 ? defaults.transientStatuses()

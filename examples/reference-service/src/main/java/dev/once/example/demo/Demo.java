@@ -400,7 +400,9 @@ public final class Demo {
             case ACCOUNT:
                 return "{\"name\":\"Customer " + n + "\",\"email\":\"customer" + n + "@example.com\"}";
             case FILE:
-                byte[] bytes = ("invoice " + n + "\n").repeat(1 + random.nextInt(20)).getBytes();
+                // Distinct content per logical request: files are stored under their hash, and the ledger counts them.
+                byte[] bytes = ("invoice " + n + " " + new UUID(random.nextLong(), random.nextLong()) + "\n")
+                        .repeat(1 + random.nextInt(20)).getBytes();
                 return "{\"name\":\"invoice-" + n + ".txt\",\"content_base64\":\""
                         + Base64.getEncoder().encodeToString(bytes) + "\"}";
             case COMPLETE:

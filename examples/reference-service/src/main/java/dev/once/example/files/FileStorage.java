@@ -10,19 +10,20 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.util.UUID;
 import java.util.stream.Stream;
 import org.springframework.stereotype.Component;
 
 /**
- * The local file storage: {@code <data-dir>/files/<tenant>/<file id>}. Bytes are written to a temporary file and
- * moved into place atomically, under a name derived from the idempotency record, so that a re-execution (after a
- * crash or a failed commit, once the key is free again) overwrites the same file instead of writing a second one.
+ * The local file storage, content-addressed: {@code <data-dir>/files/<tenant>/<sha256 of the bytes>}. Bytes are
+ * written to a temporary file, forced to disk and moved into place atomically.
  *
- * <p>A rolled-back attempt does <em>not</em> delete its file: the retry that owns the key by then writes the very
- * same path, and a late cleanup by the stale attempt would delete the new owner's file (the reliability suite caught
- * exactly that when PostgreSQL restarted mid-commit). The price is an orphan file, without a row, when a request
- * fails after writing and is never retried.
+ * <p>Writing a file is an effect outside the database, so it cannot commit or roll back with the request. Naming it by
+ * its content makes it idempotent on its own: every execution of one request (a retry after a crash, a failed commit,
+ * a lapsed lease, even two at once) writes the same bytes to the same path, and nothing needs undoing when an
+ * attempt fails. A name derived from the idempotency record would not do: a database crash can forget an
+ * asynchronously committed claim (the retry then gets another record), and a key reused after its TTL keeps the
+ * record (and would overwrite the earlier request's file). Files are never deleted here; a file is an orphan, with no
+ * row, only when a request failed after writing and was never retried with the same body.
  */
 @Component
 public class FileStorage {
@@ -33,11 +34,12 @@ public class FileStorage {
         this.root = properties.dataDir().resolve("files").toAbsolutePath();
     }
 
-    void write(String tenantId, UUID id, byte[] bytes) {
-        Path target = path(tenantId, id);
+    /** Stores {@code bytes} under their SHA-256 ({@code sha256}, hex); writing the same bytes again is harmless. */
+    void write(String tenantId, String sha256, byte[] bytes) {
+        Path target = path(tenantId, sha256);
         try {
             Files.createDirectories(target.getParent());
-            Path temporary = Files.createTempFile(target.getParent(), id + ".", ".part");
+            Path temporary = Files.createTempFile(target.getParent(), sha256 + ".", ".part");
             try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.WRITE)) {
                 channel.write(ByteBuffer.wrap(bytes));
                 channel.force(true); // on disk before the row that points at it commits
@@ -48,11 +50,14 @@ public class FileStorage {
                 Files.move(temporary, target, StandardCopyOption.REPLACE_EXISTING);
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("Could not store file " + id, e);
+            throw new UncheckedIOException("Could not store file " + sha256, e);
         }
     }
 
-    /** How many files the storage holds: the effects ledger compares it with the {@code stored_file} rows. */
+    /**
+     * How many distinct files the storage holds: the effects ledger shows it next to the {@code stored_file} rows
+     * (equal when every file's content is distinct and no request was abandoned after writing).
+     */
     public long count() {
         if (!Files.isDirectory(root)) {
             return 0;
@@ -64,11 +69,11 @@ public class FileStorage {
         }
     }
 
-    private Path path(String tenantId, UUID id) {
+    private Path path(String tenantId, String sha256) {
         Path tenantDir = root.resolve(tenantId).normalize();
         if (!tenantDir.getParent().equals(root)) {
             throw new IllegalArgumentException("Tenant id " + tenantId + " is not a plain directory name");
         }
-        return tenantDir.resolve(id.toString());
+        return tenantDir.resolve(sha256);
     }
 }

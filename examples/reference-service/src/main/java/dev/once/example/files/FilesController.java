@@ -5,9 +5,9 @@ import dev.once.example.Tenancy;
 import dev.once.example.Validation;
 import dev.once.guard.MutationContext;
 import dev.once.guard.web.Idempotent;
+import dev.once.outbox.UuidV7;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
@@ -27,8 +27,8 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * Storing and confirming uploads. Storing writes bytes outside the database, so besides the guard it takes one more
- * precaution: the file's id (and so its path) is derived from the idempotency record, and a re-execution after a crash
- * overwrites the same file instead of writing a second one.
+ * precaution: the bytes are stored under their own hash ({@link FileStorage}), so a re-execution after a crash writes
+ * the same file again instead of a second one. The row, its event and the completion commit together or not at all.
  */
 @RestController
 @RequestMapping("/files")
@@ -63,9 +63,10 @@ class FilesController {
         String name = Validation.text("name", body.name(), 255);
         byte[] bytes = Validation.base64("content_base64", body.contentBase64(), MAX_FILE_BYTES);
         String tenant = once.scope().tenantId();
-        UUID id = UUID.nameUUIDFromBytes(("file:" + once.token().recordId()).getBytes(StandardCharsets.UTF_8));
-        storage.write(tenant, id, bytes);
-        StoredFile file = files.save(new StoredFile(id, tenant, name, bytes.length, sha256(bytes), once.scope().userId()));
+        String sha256 = sha256(bytes);
+        storage.write(tenant, sha256, bytes);
+        UUID id = UuidV7.next();
+        StoredFile file = files.save(new StoredFile(id, tenant, name, bytes.length, sha256, once.scope().userId()));
         once.append(once.event("file", id.toString(), "FileStored", 1)
                 .payload(Map.of("file_id", id.toString(), "name", name, "size_bytes", bytes.length,
                         "sha256", file.sha256()))
