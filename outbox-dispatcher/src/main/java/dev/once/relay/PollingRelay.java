@@ -17,12 +17,14 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The relay for databases without logical replication. Each batch is one transaction: it takes the advisory locks of
- * the aggregates among the oldest pending rows ({@link #LOCK_AGGREGATES}), reads those aggregates' pending rows in
- * {@code seq} order ({@link #CLAIM_ROWS}), publishes them, and deletes or marks them. Several instances run side by
- * side, and each runs {@link RelayOptions#workers()} batches at once the same way: an aggregate belongs to one batch at a
- * time, so its events stay in order, while other aggregates flow
- * through the other relays. (A single {@code FOR UPDATE SKIP LOCKED} statement cannot promise that: it may skip an
- * aggregate's early row and take a later one once the lock is released mid-scan.) A transaction is held only while its
+ * the aggregates among the oldest pending rows that no other relay holds ({@link #LOCK_AGGREGATES}), reads those
+ * aggregates' pending rows in {@code seq} order ({@link #CLAIM_ROWS}), publishes them, and deletes or marks them.
+ * Several instances run side by side, and each runs {@link RelayOptions#workers()} batches at once the same way: an
+ * aggregate belongs to one batch at a time, so its events stay in order, while the next batch takes the aggregates
+ * after it. The rows are read by a second statement, with a snapshot taken after the locks: a relay may win an
+ * aggregate's lock in the middle of step 1 just after another relay published its early rows and let it go, and only
+ * a fresh snapshot shows those rows gone. (That is why a single {@code FOR UPDATE SKIP LOCKED} statement cannot
+ * promise order: it may skip an aggregate's early row and take a later one.) A transaction is held only while its
  * batch is being acknowledged, which the transport bounds; when Kafka is unavailable the batch rolls back and the
  * relay backs off exponentially. An aggregate with a parked event waits behind it.
  */
@@ -31,41 +33,56 @@ public final class PollingRelay implements OutboxRelay {
     /** The advisory-lock namespace of aggregate locks (first key of {@code pg_try_advisory_xact_lock(int, int)}). */
     static final int AGGREGATE_LOCK_SPACE = 0x0CE0_0001;
 
+    /** How many batches' worth of the oldest pending rows step 1 looks through for aggregates no other relay holds. */
+    static final int LOOKAHEAD_BATCHES = 2;
+
     /**
-     * Step 1: take the advisory locks of the aggregates among the oldest pending rows of aggregates without a parked
-     * event (filtered before the window, so a parked aggregate never crowds the others out). Holding an aggregate's
-     * lock is what entitles a relay to its rows; a relay that cannot get it leaves the aggregate alone this batch.
+     * Step 1: take the advisory locks of the aggregates of up to one batch of the oldest pending rows, skipping
+     * aggregates with a parked event (before the window, so a parked aggregate never crowds the others out) and
+     * aggregates another relay holds (so that while one relay publishes the oldest batch, the next takes the batch
+     * after it). Holding an aggregate's lock is what entitles a relay to its rows. The lock is tried row by row as the
+     * oldest rows are read, and the reading stops after {@link #LOOKAHEAD_BATCHES} batches' worth of candidates or one
+     * batch taken, so a relay holds at most one batch's aggregates. Each row also carries the taken rows' last
+     * {@code seq}, which bounds step 2.
      */
     static final String LOCK_AGGREGATES = """
-            SELECT c.aggregate_type, c.aggregate_id
-            FROM (SELECT aggregate_type, aggregate_id, min(seq) AS first_seq
-                  FROM (SELECT aggregate_type, aggregate_id, seq FROM outbox_event e
-                        WHERE published_at IS NULL AND parked_at IS NULL
-                          AND NOT EXISTS (SELECT 1 FROM outbox_event p
-                                          WHERE p.parked_at IS NOT NULL
-                                            AND p.aggregate_type = e.aggregate_type AND p.aggregate_id = e.aggregate_id)
-                        ORDER BY seq
-                        LIMIT ?) AS oldest
+            SELECT c.aggregate_type, c.aggregate_id, c.window_end
+            FROM (SELECT aggregate_type, aggregate_id, min(seq) AS first_seq, max(max(seq)) OVER () AS window_end
+                  FROM (SELECT aggregate_type, aggregate_id, seq
+                        FROM (SELECT aggregate_type, aggregate_id, seq FROM outbox_event e
+                              WHERE published_at IS NULL AND parked_at IS NULL
+                                AND NOT EXISTS (SELECT 1 FROM outbox_event p
+                                                WHERE p.parked_at IS NOT NULL
+                                                  AND p.aggregate_type = e.aggregate_type
+                                                  AND p.aggregate_id = e.aggregate_id)
+                              ORDER BY seq
+                              LIMIT ?) AS candidates
+                        WHERE pg_try_advisory_xact_lock(?, hashtext(aggregate_type || '/' || aggregate_id))
+                        LIMIT ?) AS taken
                   GROUP BY aggregate_type, aggregate_id) AS c
-            WHERE pg_try_advisory_xact_lock(?, hashtext(c.aggregate_type || '/' || c.aggregate_id))
             ORDER BY c.first_seq
             """;
 
     /**
-     * Step 2, a new statement and so a fresh snapshot: the pending rows of the locked aggregates, in seq order. No
-     * other relay holds any of them, so none is skipped, and an aggregate's events leave in order. No row locks are
-     * taken: the aggregate locks already keep every other relay away, and locking thousands of rows per batch would
-     * only write to them.
+     * Step 2, a new statement and so a fresh snapshot: the pending rows of the locked aggregates up to the window's
+     * end, in seq order. No other relay holds any of them, so none is skipped, and an aggregate's events leave in
+     * order (its later rows follow in the next batch). Bounding the range by {@code seq} lets PostgreSQL read just the
+     * window from the pending index instead of every pending row; {@link #CUSTOM_PLANS} keeps it from caching a
+     * generic plan that would probe the aggregate list row by row. No row locks are taken: the aggregate locks
+     * already keep every other relay away, and locking thousands of rows per batch would only write to them.
      */
     static final String CLAIM_ROWS = """
             SELECT id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
                    payload::text AS payload, headers::text AS headers, created_at
             FROM outbox_event
-            WHERE published_at IS NULL AND parked_at IS NULL
+            WHERE published_at IS NULL AND parked_at IS NULL AND seq <= ?
               AND (aggregate_type, aggregate_id) IN (SELECT * FROM unnest(CAST(? AS text[]), CAST(? AS text[])))
             ORDER BY seq
             LIMIT ?
             """;
+
+    /** Plans step 2 for the aggregates and window it is given (a generic plan guesses both), for this batch only. */
+    static final String CUSTOM_PLANS = "SET LOCAL plan_cache_mode = force_custom_plan";
 
     private static final Logger log = LoggerFactory.getLogger(PollingRelay.class);
 
@@ -112,14 +129,17 @@ public final class PollingRelay implements OutboxRelay {
     public int relayOnce() {
         Integer taken = tx.execute(status -> {
             List<String[]> aggregates = jdbc.query(LOCK_AGGREGATES,
-                    (rs, n) -> new String[] {rs.getString(1), rs.getString(2)}, options.batchSize(), AGGREGATE_LOCK_SPACE);
+                    (rs, n) -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3)},
+                    options.batchSize() * LOOKAHEAD_BATCHES, AGGREGATE_LOCK_SPACE, options.batchSize());
             if (aggregates.isEmpty()) {
                 return 0;
             }
+            jdbc.execute(CUSTOM_PLANS);
             List<OutboxMessage> batch = jdbc.query(CLAIM_ROWS, ps -> {
-                ps.setArray(1, ps.getConnection().createArrayOf("text", aggregates.stream().map(a -> a[0]).toArray()));
-                ps.setArray(2, ps.getConnection().createArrayOf("text", aggregates.stream().map(a -> a[1]).toArray()));
-                ps.setInt(3, options.batchSize());
+                ps.setLong(1, Long.parseLong(aggregates.get(0)[2]));
+                ps.setArray(2, ps.getConnection().createArrayOf("text", aggregates.stream().map(a -> a[0]).toArray()));
+                ps.setArray(3, ps.getConnection().createArrayOf("text", aggregates.stream().map(a -> a[1]).toArray()));
+                ps.setInt(4, options.batchSize());
             }, (rs, n) -> message(rs));
             if (batch.isEmpty()) {
                 return 0;
