@@ -5,19 +5,25 @@ import io.debezium.engine.RecordChangeEvent;
 import io.debezium.engine.format.ChangeEventFormat;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Properties;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The default relay: Debezium embedded reads committed outbox inserts from the write-ahead log ({@code pgoutput}) in
@@ -29,7 +35,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *   <li><b>Offsets in PostgreSQL</b> ({@link JdbcOffsetBackingStore}), committed after Kafka acknowledged the batch:
  *       a new leader resumes where the last one stopped. After a crash the last uncommitted batch is sent again.</li>
  *   <li><b>No gap at first start.</b> The publication covers inserts into the outbox and heartbeat tables only
- *       (deletes of published rows are never streamed back); the first start
+ *       (deletes of published rows are never streamed back), and from PostgreSQL 15 only the outbox columns a message
+ *       is made of ({@link #MESSAGE_COLUMNS}); the first start
  *       snapshots the rows still pending when the slot is created, so nothing committed earlier is lost.</li>
  *   <li><b>Heartbeat</b> rows keep the slot moving on a quiet database, so WAL does not pile up.</li>
  *   <li><b>Failures surface:</b> an engine failure is logged, reported to the listener and shown in {@link #state()},
@@ -43,6 +50,25 @@ public final class CdcRelay implements OutboxRelay {
     static final String PUBLICATION_EXISTS = "SELECT count(*) FROM pg_publication WHERE pubname = ?";
     static final String PUBLICATION_PUBLISHES_MORE =
             "SELECT count(*) FROM pg_publication WHERE pubname = ? AND (pubupdate OR pubdelete OR pubtruncate)";
+    /**
+     * The outbox columns a message is made of. From PostgreSQL 15 the publication lists exactly these, so the
+     * bookkeeping columns (seq, created_at, published_at, parked_at, park_reason) are neither sent nor decoded.
+     */
+    static final String MESSAGE_COLUMNS =
+            "id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload, headers";
+    /** Whether the publication's outbox entry still publishes every column (created before column lists). */
+    static final String PUBLICATION_ALL_COLUMNS = """
+            SELECT count(*) FROM pg_publication_tables
+            WHERE pubname = ? AND schemaname = ? AND tablename = 'outbox_event' AND cardinality(attnames) > 9
+            """;
+    static final String SERVER_VERSION = "SELECT current_setting('server_version_num')::int";
+    /**
+     * A batch's bookkeeping (deleting or marking what Kafka acknowledged, parking what it refused) commits without
+     * waiting for the disk. The write-ahead log, not the row, is this relay's record of what is still to send: the
+     * offsets that move past the batch commit synchronously after it, and flushing them flushes the bookkeeping too
+     * (the log is written in order). A crash before that loses both, and the batch is sent again.
+     */
+    static final String ASYNC_COMMIT = "SET LOCAL synchronous_commit = off";
     static final String SLOT_ACTIVE = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = ? AND active";
     static final String PARKED_AGGREGATES = """
             SELECT DISTINCT aggregate_type || '/' || aggregate_id FROM outbox_event
@@ -58,6 +84,7 @@ public final class CdcRelay implements OutboxRelay {
     private final RelayOptions options;
     private final RelayListener listener;
     private final OutboxLedger ledger;
+    private final TransactionTemplate bookkeeping;
     private final ExecutorService engineThread = Executors.newSingleThreadExecutor(r -> daemon(r, "once-cdc-engine"));
     private final ExecutorService electionThread = Executors.newSingleThreadExecutor(r -> daemon(r, "once-cdc-election"));
 
@@ -77,6 +104,7 @@ public final class CdcRelay implements OutboxRelay {
         this.options = options;
         this.listener = listener;
         this.ledger = new OutboxLedger(jdbc, options);
+        this.bookkeeping = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
     }
 
     /**
@@ -205,8 +233,8 @@ public final class CdcRelay implements OutboxRelay {
         if (exists == null || exists == 0) {
             try {
                 // inserts only: deletes of published rows and updates that park rows are never streamed back
-                jdbc.execute("CREATE PUBLICATION " + settings.publicationName() + " FOR TABLE " + settings.schema()
-                        + ".outbox_event, " + settings.schema() + ".once_relay_heartbeat WITH (publish = 'insert')");
+                jdbc.execute("CREATE PUBLICATION " + settings.publicationName() + " FOR TABLE " + publishedTables()
+                        + " WITH (publish = 'insert')");
             } catch (org.springframework.dao.DataAccessException e) {
                 Long now = jdbc.queryForObject(PUBLICATION_EXISTS, Long.class, settings.publicationName());
                 if (now == null || now == 0) {
@@ -214,11 +242,30 @@ public final class CdcRelay implements OutboxRelay {
                 }
             }
         }
+        if (columnListsSupported()) {
+            Long allColumns = jdbc.queryForObject(PUBLICATION_ALL_COLUMNS, Long.class, settings.publicationName(),
+                    settings.schema());
+            if (allColumns != null && allColumns > 0) {
+                log.info("Publication {} narrowed to the outbox columns a message is made of", settings.publicationName());
+                jdbc.execute("ALTER PUBLICATION " + settings.publicationName() + " SET TABLE " + publishedTables());
+            }
+        }
         Long broader = jdbc.queryForObject(PUBLICATION_PUBLISHES_MORE, Long.class, settings.publicationName());
         if (broader != null && broader > 0) {
             log.warn("Publication {} also publishes updates or deletes; narrowing it to inserts", settings.publicationName());
             jdbc.execute("ALTER PUBLICATION " + settings.publicationName() + " SET (publish = 'insert')");
         }
+    }
+
+    private boolean columnListsSupported() {
+        Integer version = jdbc.queryForObject(SERVER_VERSION, Integer.class);
+        return version != null && version >= 150_000;
+    }
+
+    private String publishedTables() {
+        String outbox = settings.schema() + ".outbox_event";
+        return (columnListsSupported() ? outbox + " (" + MESSAGE_COLUMNS + ")" : outbox) + ", " + settings.schema()
+                + ".once_relay_heartbeat";
     }
 
     private Properties engineProperties() {
@@ -241,6 +288,9 @@ public final class CdcRelay implements OutboxRelay {
         p.setProperty("publication.name", settings.publicationName());
         p.setProperty("publication.autocreate.mode", "disabled");
         p.setProperty("table.include.list", outbox + "," + settings.schema() + ".once_relay_heartbeat");
+        // Only what a message is made of: the relay bookkeeping columns (and their timestamp parsing) stay out.
+        p.setProperty("column.exclude.list", Stream.of("seq", "created_at", "published_at", "parked_at", "park_reason")
+                .map(column -> outbox + "." + column).collect(Collectors.joining(",")));
         p.setProperty("snapshot.mode", "initial");
         p.setProperty("snapshot.select.statement.overrides", outbox);
         p.setProperty("snapshot.select.statement.overrides." + outbox, "SELECT * FROM " + outbox
@@ -253,7 +303,7 @@ public final class CdcRelay implements OutboxRelay {
         p.setProperty("tombstones.on.delete", "false");
         p.setProperty("max.batch.size", Integer.toString(Math.max(options.batchSize(), 512)));
         p.setProperty("max.queue.size", Integer.toString(Math.max(options.batchSize(), 512) * 4));
-        p.setProperty("poll.interval.ms", "20");
+        p.setProperty("poll.interval.ms", "5");
         p.setProperty("errors.max.retries", "0");
         return p;
     }
@@ -282,13 +332,17 @@ public final class CdcRelay implements OutboxRelay {
         while (true) {
             try {
                 EventTransport.Delivery delivery = transport.send(messages);
-                ledger.record(messages, delivery, listener);
-                for (OutboxMessage m : messages) {
-                    // held back by the transport behind a refused event of its aggregate: CDC will not see it again
-                    if (!delivery.acknowledged().contains(m.id()) && !delivery.refused().containsKey(m.id())) {
-                        jdbc.update(PARK_BEHIND, "waiting behind a parked event of " + m.aggregate(), m.id());
+                bookkeeping.executeWithoutResult(status -> {
+                    jdbc.execute(ASYNC_COMMIT);
+                    ledger.record(messages, delivery, listener);
+                    Set<UUID> acknowledged = new HashSet<>(delivery.acknowledged());
+                    for (OutboxMessage m : messages) {
+                        // held back by the transport behind a refused event of its aggregate: CDC will not see it again
+                        if (!acknowledged.contains(m.id()) && !delivery.refused().containsKey(m.id())) {
+                            jdbc.update(PARK_BEHIND, "waiting behind a parked event of " + m.aggregate(), m.id());
+                        }
                     }
-                }
+                });
                 state = new RelayState(RelayState.Status.RUNNING, "leading slot " + settings.slotName());
                 return;
             } catch (TransportUnavailableException e) {

@@ -98,4 +98,32 @@ class CdcRelayIT extends RelayContractIT {
         await().atMost(Duration.ofSeconds(30)).until(() -> !before.equals(jdbc.queryForObject(
                 "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = ?", String.class, slot)));
     }
+
+    @Test
+    void a_publication_left_broader_is_narrowed_to_inserts_of_the_columns_a_message_is_made_of() {
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        String publication = settings().publicationName();
+        String tables = db.schema() + ".outbox_event, " + db.schema() + ".once_relay_heartbeat";
+        if (jdbc.queryForObject("SELECT count(*) FROM pg_publication WHERE pubname = ?", Long.class, publication) == 0) {
+            jdbc.execute("CREATE PUBLICATION " + publication + " FOR TABLE " + tables);
+        } else { // altered, not dropped: a slot may already stream from it
+            jdbc.execute("ALTER PUBLICATION " + publication + " SET TABLE " + tables);
+            jdbc.execute("ALTER PUBLICATION " + publication + " SET (publish = 'insert, update, delete, truncate')");
+        }
+        commitEvents(1, 100);
+
+        started("narrowing");
+        Received received = consumeUntil(prefix + ".order", 100);
+
+        assertThat(received.distinctEvents()).isEqualTo(100);
+        assertThat(received.records()).allSatisfy(r -> assertThat(r.headers().lastHeader("traceparent")).isNotNull());
+        assertThat(jdbc.queryForMap("SELECT pubinsert, pubupdate, pubdelete, pubtruncate FROM pg_publication WHERE pubname = ?",
+                publication)).containsEntry("pubinsert", true).containsEntry("pubupdate", false)
+                .containsEntry("pubdelete", false).containsEntry("pubtruncate", false);
+        if (jdbc.queryForObject("SELECT current_setting('server_version_num')::int", Integer.class) >= 150_000) {
+            assertThat(jdbc.queryForObject("SELECT array_to_string(attnames, ', ') FROM pg_publication_tables "
+                    + "WHERE pubname = ? AND tablename = 'outbox_event'", String.class, publication))
+                    .isEqualTo(CdcRelay.MESSAGE_COLUMNS);
+        }
+    }
 }
