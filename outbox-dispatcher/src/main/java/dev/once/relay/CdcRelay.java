@@ -6,7 +6,9 @@ import io.debezium.engine.format.ChangeEventFormat;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
@@ -69,6 +71,8 @@ public final class CdcRelay implements OutboxRelay {
      * (the log is written in order). A crash before that loses both, and the batch is sent again.
      */
     static final String ASYNC_COMMIT = "SET LOCAL synchronous_commit = off";
+    /** How long the ids of published rows not yet visible are kept for deletion with the next batches. */
+    static final Duration UNSETTLED_FOR = Duration.ofSeconds(60);
     static final String SLOT_ACTIVE = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = ? AND active";
     static final String PARKED_AGGREGATES = """
             SELECT DISTINCT aggregate_type || '/' || aggregate_id FROM outbox_event
@@ -85,6 +89,8 @@ public final class CdcRelay implements OutboxRelay {
     private final RelayListener listener;
     private final OutboxLedger ledger;
     private final TransactionTemplate bookkeeping;
+    /** Published events whose rows were not yet visible to the delete, and since when (engine thread only). */
+    private final Map<UUID, Long> unsettled = new LinkedHashMap<>();
     private final ExecutorService engineThread = Executors.newSingleThreadExecutor(r -> daemon(r, "once-cdc-engine"));
     private final ExecutorService electionThread = Executors.newSingleThreadExecutor(r -> daemon(r, "once-cdc-election"));
 
@@ -320,6 +326,11 @@ public final class CdcRelay implements OutboxRelay {
         }
         if (!messages.isEmpty()) {
             publish(holdBehindParked(messages));
+        } else if (!unsettled.isEmpty()) {
+            bookkeeping.executeWithoutResult(status -> {
+                jdbc.execute(ASYNC_COMMIT);
+                settleLater(ledger.settle(unsettled.keySet()));
+            });
         }
         for (RecordChangeEvent<SourceRecord> event : records) {
             committer.markProcessed(event);
@@ -334,7 +345,11 @@ public final class CdcRelay implements OutboxRelay {
                 EventTransport.Delivery delivery = transport.send(messages);
                 bookkeeping.executeWithoutResult(status -> {
                     jdbc.execute(ASYNC_COMMIT);
-                    ledger.record(messages, delivery, listener);
+                    Set<UUID> notFound = ledger.record(messages, delivery, listener);
+                    if (!unsettled.isEmpty()) {
+                        notFound.addAll(ledger.settle(unsettled.keySet()));
+                    }
+                    settleLater(notFound);
                     Set<UUID> acknowledged = new HashSet<>(delivery.acknowledged());
                     for (OutboxMessage m : messages) {
                         // held back by the transport behind a refused event of its aggregate: CDC will not see it again
@@ -356,6 +371,22 @@ public final class CdcRelay implements OutboxRelay {
                 Thread.sleep(backoff.toMillis());
             }
         }
+    }
+
+    /**
+     * Keeps the ids of published events whose rows were not found, to delete them with the next batches: a row just
+     * committed may not be visible yet ({@link OutboxLedger#settle}). An id still not found after
+     * {@link #UNSETTLED_FOR} belonged to a row that was already gone (an event streamed again after a restart). Only
+     * bookkeeping rests on this map: if it is lost, such a row stays pending although it was published, and is
+     * published again if the slot is ever created anew; consumers skip the duplicate by its event id.
+     */
+    private void settleLater(Set<UUID> notFound) {
+        long now = System.nanoTime();
+        unsettled.keySet().removeIf(id -> !notFound.contains(id));
+        for (UUID id : notFound) {
+            unsettled.putIfAbsent(id, now);
+        }
+        unsettled.values().removeIf(since -> now - since > UNSETTLED_FOR.toNanos());
     }
 
     /** Events of an aggregate that has a parked event are parked behind it, so the aggregate keeps its order. */

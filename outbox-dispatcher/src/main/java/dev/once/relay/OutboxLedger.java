@@ -1,11 +1,14 @@
 package dev.once.relay;
 
-import java.sql.Array;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowCallbackHandler;
 
 /**
  * The outbox table's bookkeeping, shared by both relays: what happens to a row once Kafka has acknowledged or
@@ -15,9 +18,9 @@ final class OutboxLedger {
 
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(OutboxLedger.class);
 
-    static final String DELETE_PUBLISHED = "DELETE FROM outbox_event WHERE id = ANY(?)";
+    static final String DELETE_PUBLISHED = "DELETE FROM outbox_event WHERE id = ANY(?) RETURNING id";
 
-    static final String MARK_PUBLISHED = "UPDATE outbox_event SET published_at = now() WHERE id = ANY(?)";
+    static final String MARK_PUBLISHED = "UPDATE outbox_event SET published_at = now() WHERE id = ANY(?) RETURNING id";
 
     static final String PARK = "UPDATE outbox_event SET parked_at = now(), park_reason = ? WHERE id = ?";
 
@@ -40,10 +43,15 @@ final class OutboxLedger {
 
     /**
      * Records what Kafka did with {@code sent}: published rows deleted or marked, refused rows parked with their
-     * reason, and both reported to {@code listener} with each acknowledged row's commit-to-ack latency.
+     * reason, and both reported to {@code listener} with each acknowledged row's commit-to-ack latency. Returns the
+     * acknowledged ids whose rows it did not find (see {@link #settle}).
      */
-    void record(List<OutboxMessage> sent, EventTransport.Delivery delivery, RelayListener listener) {
-        record(delivery);
+    Set<UUID> record(List<OutboxMessage> sent, EventTransport.Delivery delivery, RelayListener listener) {
+        Set<UUID> notFound = settle(delivery.acknowledged());
+        for (Map.Entry<UUID, String> refused : delivery.refused().entrySet()) {
+            String reason = refused.getValue();
+            jdbc.update(PARK, reason.length() > 2000 ? reason.substring(0, 2000) : reason, refused.getKey());
+        }
         reportLatency(sent, delivery, listener);
         if (!delivery.acknowledged().isEmpty()) {
             listener.published(delivery.acknowledged().size());
@@ -52,21 +60,25 @@ final class OutboxLedger {
             log.warn("Outbox event {} parked: {}", id, reason);
             listener.parked(reason);
         });
+        return notFound;
     }
 
-    private void record(EventTransport.Delivery delivery) {
-        List<UUID> done = delivery.acknowledged();
-        if (!done.isEmpty()) {
-            String sql = options.retention().isZero() ? DELETE_PUBLISHED : MARK_PUBLISHED;
-            jdbc.update(sql, ps -> {
-                Array ids = ps.getConnection().createArrayOf("uuid", done.toArray());
-                ps.setArray(1, ids);
-            });
+    /**
+     * Deletes (or, with a retention period, marks) the rows of published events; returns the ids whose rows this
+     * statement did not see. The polling relay always sees them. The CDC relay may not: a transaction's commit reaches
+     * the replication stream as soon as it is flushed, a moment before the committing session makes it visible to
+     * others, so a row can be published before a delete can see it. A row is also missing when an event is streamed
+     * again after a restart and its row was already deleted.
+     */
+    Set<UUID> settle(Collection<UUID> ids) {
+        Set<UUID> notFound = new HashSet<>(ids);
+        if (ids.isEmpty()) {
+            return notFound;
         }
-        for (Map.Entry<UUID, String> refused : delivery.refused().entrySet()) {
-            String reason = refused.getValue();
-            jdbc.update(PARK, reason.length() > 2000 ? reason.substring(0, 2000) : reason, refused.getKey());
-        }
+        jdbc.query(options.retention().isZero() ? DELETE_PUBLISHED : MARK_PUBLISHED,
+                ps -> ps.setArray(1, ps.getConnection().createArrayOf("uuid", ids.toArray())),
+                (RowCallbackHandler) rs -> notFound.remove(rs.getObject(1, UUID.class)));
+        return notFound;
     }
 
     /** Deletes published rows past the retention period in bounded batches; returns how many. */
