@@ -328,7 +328,7 @@ public final class CdcRelay implements OutboxRelay {
             publish(holdBehindParked(messages));
         } else if (!unsettled.isEmpty()) {
             bookkeeping.executeWithoutResult(status -> {
-                jdbc.execute(ASYNC_COMMIT);
+                jdbc.execute(ASYNC_COMMIT + "; " + OutboxLedger.CUSTOM_PLANS);
                 settleLater(ledger.settle(unsettled.keySet()));
             });
         }
@@ -344,7 +344,7 @@ public final class CdcRelay implements OutboxRelay {
             try {
                 EventTransport.Delivery delivery = transport.send(messages);
                 bookkeeping.executeWithoutResult(status -> {
-                    jdbc.execute(ASYNC_COMMIT);
+                    jdbc.execute(ASYNC_COMMIT + "; " + OutboxLedger.CUSTOM_PLANS);
                     Set<UUID> notFound = ledger.record(messages, delivery, listener);
                     if (!unsettled.isEmpty()) {
                         notFound.addAll(ledger.settle(unsettled.keySet()));

@@ -67,8 +67,8 @@ public final class PollingRelay implements OutboxRelay {
      * Step 2, a new statement and so a fresh snapshot: the pending rows of the locked aggregates up to the window's
      * end, in seq order. No other relay holds any of them, so none is skipped, and an aggregate's events leave in
      * order (its later rows follow in the next batch). Bounding the range by {@code seq} lets PostgreSQL read just the
-     * window from the pending index instead of every pending row; {@link #CUSTOM_PLANS} keeps it from caching a
-     * generic plan that would probe the aggregate list row by row. No row locks are taken: the aggregate locks
+     * window from the pending index instead of every pending row; {@link OutboxLedger#CUSTOM_PLANS} keeps it from
+     * caching a generic plan that would probe the aggregate list row by row. No row locks are taken: the aggregate locks
      * already keep every other relay away, and locking thousands of rows per batch would only write to them.
      */
     static final String CLAIM_ROWS = """
@@ -80,9 +80,6 @@ public final class PollingRelay implements OutboxRelay {
             ORDER BY seq
             LIMIT ?
             """;
-
-    /** Plans step 2 for the aggregates and window it is given (a generic plan guesses both), for this batch only. */
-    static final String CUSTOM_PLANS = "SET LOCAL plan_cache_mode = force_custom_plan";
 
     private static final Logger log = LoggerFactory.getLogger(PollingRelay.class);
 
@@ -128,13 +125,13 @@ public final class PollingRelay implements OutboxRelay {
     /** Publishes one batch in one transaction; returns how many rows it took. Visible for operators' one-shot use. */
     public int relayOnce() {
         Integer taken = tx.execute(status -> {
+            jdbc.execute(OutboxLedger.CUSTOM_PLANS);
             List<String[]> aggregates = jdbc.query(LOCK_AGGREGATES,
                     (rs, n) -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3)},
                     options.batchSize() * LOOKAHEAD_BATCHES, AGGREGATE_LOCK_SPACE, options.batchSize());
             if (aggregates.isEmpty()) {
                 return 0;
             }
-            jdbc.execute(CUSTOM_PLANS);
             List<OutboxMessage> batch = jdbc.query(CLAIM_ROWS, ps -> {
                 ps.setLong(1, Long.parseLong(aggregates.get(0)[2]));
                 ps.setArray(2, ps.getConnection().createArrayOf("text", aggregates.stream().map(a -> a[0]).toArray()));
