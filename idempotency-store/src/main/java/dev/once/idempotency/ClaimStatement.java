@@ -15,10 +15,15 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  *
  * <p><b>Fresh key, the hot path: one round trip.</b> {@link #INSERT_FRESH} is a plain
  * {@code INSERT … ON CONFLICT DO NOTHING RETURNING}; when it returns a row the caller owns a brand-new record.
+ *
+ * <p><b>A repeat: one more, a read.</b> When the key exists the insert writes nothing, and {@link #READ_EXISTING}
+ * reads the record that holds it; unless that record is reclaimable it decides the answer: a replay, a conflict, in
+ * progress or a stored failure. (Folding the read into the insert's statement saves replays a round trip but costs
+ * every fresh claim 7-12 % in the claim benchmark, so it is not done.)
  * Outside a transaction it commits asynchronously ({@link #INSERT_FRESH_ASYNC_COMMIT}) unless the policy asks for a
  * {@linkplain ClaimPolicy#durable() durable} claim.
  *
- * <p><b>Existing key: one more statement.</b> {@link #CLAIM} is a single {@code INSERT … ON CONFLICT … DO UPDATE …
+ * <p><b>A reclaimable record, or a race: one more statement.</b> {@link #CLAIM} is a single {@code INSERT … ON CONFLICT … DO UPDATE …
  * WHERE <reclaimable> RETURNING} that either takes the record over or reports what holds it. It first reads the current
  * record under the statement's snapshot ({@code existing}); only when there is none or it is reclaimable does it attempt
  * the insert, so a replay, a conflict or an in-progress answer is a pure indexed read that takes no row lock and writes
@@ -29,6 +34,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  */
 final class ClaimStatement {
 
+    /**
+     * A fresh key, the common case: a plain {@code INSERT … ON CONFLICT DO NOTHING RETURNING}. Parameters 1-7 as
+     * {@link #bindClaim}.
+     */
     static final String INSERT_FRESH = """
             INSERT INTO idempotency_record
                 (tenant_id, user_id, route, idempotency_key, request_hash, status, locked_until, expires_at)
@@ -58,6 +67,25 @@ final class ClaimStatement {
             FROM durability
             ON CONFLICT ON CONSTRAINT idempotency_record_scope_uk DO NOTHING
             RETURNING id
+            """;
+
+    /**
+     * A repeat, after the insert found the key taken: the record that holds it, with whether it is reclaimable, as
+     * {@link #CLAIM} reports it. A pure indexed read. Parameters: the scope, the request hash, whether a failed
+     * record may be retried.
+     */
+    static final String READ_EXISTING = """
+            SELECT false AS claimed, r.id, r.status, r.request_hash, r.fencing_token, r.locked_until, r.response_code,
+                   r.response_content_type, r.response_headers::text AS response_headers, r.response_body,
+                   r.response_body_omitted, r.task_id, r.outbox_event_id,
+                   (r.status = 'expired'
+                     OR (r.expires_at <= statement_timestamp() AND (r.status <> 'processing' OR r.locked_until <= statement_timestamp()))
+                     OR (r.request_hash = CAST(? AS text)
+                         AND ((r.status = 'processing' AND r.locked_until <= statement_timestamp())
+                           OR (r.status = 'failed' AND CAST(? AS boolean))))) AS reclaimable,
+                   statement_timestamp() AS db_now
+            FROM idempotency_record r
+            WHERE r.tenant_id = ? AND r.user_id = ? AND r.route = ? AND r.idempotency_key = ?
             """;
 
     /** Reclaimable: released or past TTL (unless its lease is live); or same request and a lapsed lease / allowed retry. */
@@ -136,6 +164,18 @@ final class ClaimStatement {
         if (freshId != null) {
             return new Claimed(new ClaimToken(scope, freshId, 1), Claimed.Kind.FRESH);
         }
+        ClaimResult existing = jdbc.query(READ_EXISTING, ps -> {
+            ps.setString(1, requestHash);
+            ps.setBoolean(2, policy.retryFailed());
+            ps.setString(3, scope.tenantId());
+            ps.setString(4, scope.userId());
+            ps.setString(5, scope.route().value());
+            ps.setString(6, scope.key().value());
+        }, rs -> rs.next() ? outcome(scope, requestHash, rs) : null);
+        if (existing != null) {
+            return existing; // decided by the record that holds the key: replay, conflict, in progress, failed
+        }
+        // the key's record is reclaimable, or was released or deleted since the insert saw it
         for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
             ClaimResult result = jdbc.query(CLAIM, ps -> {
                 bindClaim(ps, scope, requestHash, policy);
