@@ -2,6 +2,7 @@ package dev.once.guard.web;
 
 import dev.once.guard.IdempotencyMutationGuard;
 import dev.once.guard.IdempotencyPolicy;
+import java.lang.reflect.Method;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Supplier;
@@ -9,7 +10,9 @@ import org.aopalliance.aop.Advice;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.support.AbstractPointcutAdvisor;
-import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
+import org.springframework.aop.support.annotation.AnnotationMethodMatcher;
 import org.springframework.http.converter.HttpMessageConverter;
 import org.springframework.web.method.support.HandlerMethodArgumentResolver;
 
@@ -45,9 +48,27 @@ public final class IdempotentRoutes extends AbstractPointcutAdvisor {
         this.components = components;
     }
 
+    /**
+     * The {@link Idempotent} methods. Spring asks while it creates the application's beans, so a route whose
+     * annotation cannot work ({@link RoutePolicies#check}) stops the application from starting instead of failing its
+     * first request.
+     */
     @Override
     public Pointcut getPointcut() {
-        return AnnotationMatchingPointcut.forMethodAnnotation(Idempotent.class);
+        return new StaticMethodMatcherPointcut() {
+            private final AnnotationMethodMatcher annotated = new AnnotationMethodMatcher(Idempotent.class);
+
+            @Override
+            public boolean matches(Method method, Class<?> targetClass) {
+                if (!annotated.matches(method, targetClass)) {
+                    return false;
+                }
+                Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+                Idempotent route = specific.getAnnotation(Idempotent.class);
+                RoutePolicies.check(specific, route != null ? route : method.getAnnotation(Idempotent.class));
+                return true;
+            }
+        };
     }
 
     @Override

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 import org.springframework.boot.convert.DurationStyle;
+import org.springframework.http.ResponseEntity;
 
 /** Builds each {@link Idempotent} method's policy once: the annotation's values over the configured defaults. */
 final class RoutePolicies {
@@ -17,6 +18,28 @@ final class RoutePolicies {
 
     RoutePolicies(IdempotencyPolicy defaults) {
         this.defaults = defaults;
+    }
+
+    /**
+     * What can be checked of a route without the configured defaults, when the application starts: it returns
+     * {@code ResponseEntity}, each duration it names parses, and its own lease is shorter than its own TTL. The rest
+     * is checked when its policy is first built.
+     */
+    static void check(Method method, Idempotent route) {
+        String where = method.getDeclaringClass().getSimpleName() + "." + method.getName();
+        if (!ResponseEntity.class.isAssignableFrom(method.getReturnType())) {
+            throw new IllegalArgumentException("@Idempotent method " + where
+                    + " must return ResponseEntity<?> so its response can be stored and replayed");
+        }
+        Duration lease = route.lease().isBlank() ? null : duration(route.lease(), null, where, "lease");
+        Duration ttl = route.ttl().isBlank() ? null : duration(route.ttl(), null, where, "ttl");
+        if (!route.waitMax().isBlank()) {
+            duration(route.waitMax(), null, where, "waitMax");
+        }
+        if (lease != null && ttl != null && ttl.compareTo(lease) <= 0) {
+            throw new IllegalArgumentException("@Idempotent on " + where + ": ttl (" + ttl + ") must be longer than lease ("
+                    + lease + ")");
+        }
     }
 
     IdempotencyPolicy policyFor(Method method, Idempotent route) {

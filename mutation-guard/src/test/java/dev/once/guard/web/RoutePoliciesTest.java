@@ -9,6 +9,8 @@ import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.http.ResponseEntity;
 
 /** An {@code @Idempotent} route's attributes become its policy; blank attributes take the configured defaults. */
 class RoutePoliciesTest {
@@ -37,7 +39,51 @@ class RoutePoliciesTest {
         }
     }
 
+    @SuppressWarnings("unused")
+    static class Misdeclared {
+
+        @Idempotent
+        void returnsNothing() {
+        }
+    }
+
+    @SuppressWarnings("unused")
+    static class Mistyped {
+
+        @Idempotent(lease = "soon")
+        ResponseEntity<String> create() {
+            return ResponseEntity.ok("created");
+        }
+    }
+
+    @SuppressWarnings("unused")
+    static class WellDeclared {
+
+        @Idempotent(lease = "5s", ttl = "1h")
+        ResponseEntity<String> create() {
+            return ResponseEntity.ok("created");
+        }
+
+        ResponseEntity<String> undeclared() {
+            return ResponseEntity.ok("read");
+        }
+    }
+
     final RoutePolicies policies = new RoutePolicies(CONFIGURED);
+
+    @Test
+    void a_route_that_cannot_work_is_refused_when_spring_builds_its_bean_not_on_its_first_request() {
+        IdempotentRoutes advisor = new IdempotentRoutes(() -> {
+            throw new AssertionError("the guard's collaborators are not needed to check a declaration");
+        });
+
+        assertThatThrownBy(() -> AopUtils.canApply(advisor, Misdeclared.class)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("Misdeclared.returnsNothing must return ResponseEntity");
+        assertThatThrownBy(() -> AopUtils.canApply(advisor, Mistyped.class)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lease = \"soon\"");
+        assertThat(AopUtils.canApply(advisor, WellDeclared.class)).isTrue();
+        assertThat(AopUtils.canApply(advisor, RoutePoliciesTest.class)).as("no @Idempotent method: not advised").isFalse();
+    }
 
     @Test
     void a_plain_route_takes_the_configured_defaults_and_claims_asynchronously() {
