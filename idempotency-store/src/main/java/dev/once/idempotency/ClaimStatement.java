@@ -70,23 +70,32 @@ final class ClaimStatement {
             """;
 
     /**
+     * Whether record {@code r} may be claimed by request {@code req} (its {@code request_hash} and
+     * {@code retry_failed}): released or past TTL (unless its lease is live); or the same request and a lapsed lease
+     * or an allowed retry of a failure. {@link #CLAIM}'s {@code ON CONFLICT … WHERE} re-checks the same rule against
+     * the committed row.
+     */
+    static final String RECLAIMABLE = """
+            (r.status = 'expired'
+              OR (r.expires_at <= statement_timestamp() AND (r.status <> 'processing' OR r.locked_until <= statement_timestamp()))
+              OR (r.request_hash = req.request_hash
+                  AND ((r.status = 'processing' AND r.locked_until <= statement_timestamp())
+                    OR (r.status = 'failed' AND req.retry_failed))))""";
+
+    /**
      * A repeat, after the insert found the key taken: the record that holds it, with whether it is reclaimable, as
-     * {@link #CLAIM} reports it. A pure indexed read. Parameters: the scope, the request hash, whether a failed
-     * record may be retried.
+     * {@link #CLAIM} reports it. A pure indexed read. Parameters: the request hash, whether a failed record may be
+     * retried, then the scope.
      */
     static final String READ_EXISTING = """
+            WITH req AS (SELECT CAST(? AS text) AS request_hash, CAST(? AS boolean) AS retry_failed)
             SELECT false AS claimed, r.id, r.status, r.request_hash, r.fencing_token, r.locked_until, r.response_code,
                    r.response_content_type, r.response_headers::text AS response_headers, r.response_body,
-                   r.response_body_omitted, r.task_id, r.outbox_event_id,
-                   (r.status = 'expired'
-                     OR (r.expires_at <= statement_timestamp() AND (r.status <> 'processing' OR r.locked_until <= statement_timestamp()))
-                     OR (r.request_hash = CAST(? AS text)
-                         AND ((r.status = 'processing' AND r.locked_until <= statement_timestamp())
-                           OR (r.status = 'failed' AND CAST(? AS boolean))))) AS reclaimable,
+                   r.response_body_omitted, r.task_id, r.outbox_event_id, %s AS reclaimable,
                    statement_timestamp() AS db_now
-            FROM idempotency_record r
+            FROM idempotency_record r, req
             WHERE r.tenant_id = ? AND r.user_id = ? AND r.route = ? AND r.idempotency_key = ?
-            """;
+            """.formatted(RECLAIMABLE);
 
     /** Reclaimable: released or past TTL (unless its lease is live); or same request and a lapsed lease / allowed retry. */
     static final String CLAIM = """
@@ -100,11 +109,7 @@ final class ClaimStatement {
                 SELECT r.id, r.status, r.request_hash, r.fencing_token, r.locked_until, r.expires_at,
                        r.response_code, r.response_content_type, r.response_headers::text AS response_headers,
                        r.response_body, r.response_body_omitted, r.task_id, r.outbox_event_id,
-                       (r.status = 'expired'
-                         OR (r.expires_at <= statement_timestamp() AND (r.status <> 'processing' OR r.locked_until <= statement_timestamp()))
-                         OR (r.request_hash = req.request_hash
-                             AND ((r.status = 'processing' AND r.locked_until <= statement_timestamp())
-                               OR (r.status = 'failed' AND req.retry_failed)))) AS reclaimable
+                       %s AS reclaimable
                 FROM idempotency_record r
                 JOIN req ON r.tenant_id = req.tenant_id AND r.user_id = req.user_id
                         AND r.route = req.route AND r.idempotency_key = req.idempotency_key
@@ -143,7 +148,7 @@ final class ClaimStatement {
                    e.outbox_event_id, NULL, e.reclaimable, statement_timestamp()
             FROM existing e
             WHERE NOT EXISTS (SELECT 1 FROM claimed)
-            """;
+            """.formatted(RECLAIMABLE);
 
     /** Each extra attempt follows a lost race that the previous attempt's outcome proves was decided. */
     private static final int MAX_ATTEMPTS = 8;

@@ -16,6 +16,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
@@ -88,7 +89,7 @@ public final class CdcRelay implements OutboxRelay {
     private final RelayOptions options;
     private final RelayListener listener;
     private final OutboxLedger ledger;
-    private final TransactionTemplate bookkeeping;
+    private final TransactionTemplate bookkeepingTx;
     /** Published events whose rows were not yet visible to the delete, and since when (engine thread only). */
     private final Map<UUID, Long> unsettled = new LinkedHashMap<>();
     private final ExecutorService engineThread = Executors.newSingleThreadExecutor(r -> daemon(r, "once-cdc-engine"));
@@ -110,7 +111,7 @@ public final class CdcRelay implements OutboxRelay {
         this.options = options;
         this.listener = listener;
         this.ledger = new OutboxLedger(jdbc, options);
-        this.bookkeeping = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+        this.bookkeepingTx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
     }
 
     /**
@@ -235,12 +236,13 @@ public final class CdcRelay implements OutboxRelay {
     }
 
     private void ensurePublication() {
+        boolean columnLists = columnListsSupported();
         Long exists = jdbc.queryForObject(PUBLICATION_EXISTS, Long.class, settings.publicationName());
         if (exists == null || exists == 0) {
             try {
                 // inserts only: deletes of published rows and updates that park rows are never streamed back
-                jdbc.execute("CREATE PUBLICATION " + settings.publicationName() + " FOR TABLE " + publishedTables()
-                        + " WITH (publish = 'insert')");
+                jdbc.execute("CREATE PUBLICATION " + settings.publicationName() + " FOR TABLE "
+                        + publishedTables(columnLists) + " WITH (publish = 'insert')");
             } catch (org.springframework.dao.DataAccessException e) {
                 Long now = jdbc.queryForObject(PUBLICATION_EXISTS, Long.class, settings.publicationName());
                 if (now == null || now == 0) {
@@ -248,12 +250,12 @@ public final class CdcRelay implements OutboxRelay {
                 }
             }
         }
-        if (columnListsSupported()) {
+        if (columnLists) {
             Long allColumns = jdbc.queryForObject(PUBLICATION_ALL_COLUMNS, Long.class, settings.publicationName(),
                     settings.schema());
             if (allColumns != null && allColumns > 0) {
                 log.info("Publication {} narrowed to the outbox columns a message is made of", settings.publicationName());
-                jdbc.execute("ALTER PUBLICATION " + settings.publicationName() + " SET TABLE " + publishedTables());
+                jdbc.execute("ALTER PUBLICATION " + settings.publicationName() + " SET TABLE " + publishedTables(true));
             }
         }
         Long broader = jdbc.queryForObject(PUBLICATION_PUBLISHES_MORE, Long.class, settings.publicationName());
@@ -268,9 +270,9 @@ public final class CdcRelay implements OutboxRelay {
         return version != null && version >= 150_000;
     }
 
-    private String publishedTables() {
+    private String publishedTables(boolean columnLists) {
         String outbox = settings.schema() + ".outbox_event";
-        return (columnListsSupported() ? outbox + " (" + MESSAGE_COLUMNS + ")" : outbox) + ", " + settings.schema()
+        return (columnLists ? outbox + " (" + MESSAGE_COLUMNS + ")" : outbox) + ", " + settings.schema()
                 + ".once_relay_heartbeat";
     }
 
@@ -327,10 +329,7 @@ public final class CdcRelay implements OutboxRelay {
         if (!messages.isEmpty()) {
             publish(holdBehindParked(messages));
         } else if (!unsettled.isEmpty()) {
-            bookkeeping.executeWithoutResult(status -> {
-                jdbc.execute(ASYNC_COMMIT + "; " + OutboxLedger.CUSTOM_PLANS);
-                settleLater(ledger.settle(unsettled.keySet()));
-            });
+            bookkeeping(Set::of);
         }
         for (RecordChangeEvent<SourceRecord> event : records) {
             committer.markProcessed(event);
@@ -343,13 +342,7 @@ public final class CdcRelay implements OutboxRelay {
         while (true) {
             try {
                 EventTransport.Delivery delivery = transport.send(messages);
-                bookkeeping.executeWithoutResult(status -> {
-                    jdbc.execute(ASYNC_COMMIT + "; " + OutboxLedger.CUSTOM_PLANS);
-                    Set<UUID> notFound = ledger.record(messages, delivery, listener);
-                    if (!unsettled.isEmpty()) {
-                        notFound.addAll(ledger.settle(unsettled.keySet()));
-                    }
-                    settleLater(notFound);
+                bookkeeping(() -> {
                     Set<UUID> acknowledged = new HashSet<>(delivery.acknowledged());
                     for (OutboxMessage m : messages) {
                         // held back by the transport behind a refused event of its aggregate: CDC will not see it again
@@ -357,6 +350,7 @@ public final class CdcRelay implements OutboxRelay {
                             jdbc.update(PARK_BEHIND, "waiting behind a parked event of " + m.aggregate(), m.id());
                         }
                     }
+                    return ledger.record(messages, delivery, listener);
                 });
                 state = new RelayState(RelayState.Status.RUNNING, "leading slot " + settings.slotName());
                 return;
@@ -371,6 +365,22 @@ public final class CdcRelay implements OutboxRelay {
                 Thread.sleep(backoff.toMillis());
             }
         }
+    }
+
+    /**
+     * A batch's bookkeeping in one transaction, committed asynchronously ({@link #ASYNC_COMMIT}) with custom plans:
+     * {@code work} returns the ids of published events whose rows it did not find, and the ids still unsettled from
+     * earlier batches are tried again with it.
+     */
+    private void bookkeeping(Supplier<Set<UUID>> work) {
+        bookkeepingTx.executeWithoutResult(status -> {
+            jdbc.execute(ASYNC_COMMIT + "; " + OutboxLedger.CUSTOM_PLANS);
+            Set<UUID> notFound = new HashSet<>(work.get());
+            if (!unsettled.isEmpty()) {
+                notFound.addAll(ledger.settle(unsettled.keySet()));
+            }
+            settleLater(notFound);
+        });
     }
 
     /**

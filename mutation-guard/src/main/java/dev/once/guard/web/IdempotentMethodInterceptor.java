@@ -1,6 +1,5 @@
 package dev.once.guard.web;
 
-import dev.once.OnceException;
 import dev.once.guard.GuardResult;
 import dev.once.guard.IdempotencyMutationGuard;
 import dev.once.guard.IdempotencyPolicy;
@@ -69,10 +68,6 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
         HttpServletRequest request = servlet.getRequest();
         if (SAFE_METHODS.contains(request.getMethod())) {
             return invocation.proceed();
-        }
-        if (!ResponseEntity.class.isAssignableFrom(method.getReturnType())) {
-            throw new OnceException("@Idempotent method " + method.getDeclaringClass().getSimpleName() + "."
-                    + method.getName() + " must return ResponseEntity<?> so its response can be stored and replayed");
         }
         IdempotencyPolicy policy = policies.policyFor(method, route);
         List<String> keys = Collections.list(request.getHeaders(IdempotencyKeyHeader.NAME));

@@ -1,6 +1,7 @@
 package dev.once.guard.web;
 
 import dev.once.guard.IdempotencyPolicy;
+import dev.once.idempotency.ClaimPolicy;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Arrays;
@@ -36,9 +37,12 @@ final class RoutePolicies {
         if (!route.waitMax().isBlank()) {
             duration(route.waitMax(), null, where, "waitMax");
         }
-        if (lease != null && ttl != null && ttl.compareTo(lease) <= 0) {
-            throw new IllegalArgumentException("@Idempotent on " + where + ": ttl (" + ttl + ") must be longer than lease ("
-                    + lease + ")");
+        if (lease != null && ttl != null) {
+            try {
+                ClaimPolicy.custom().lease(lease).ttl(ttl).build();
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("@Idempotent on " + where + ": " + e.getMessage(), e);
+            }
         }
     }
 
