@@ -26,6 +26,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -35,6 +36,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
  * partitions. Every rebalance hands partitions over with records in flight; the claims make each handler's effect
  * happen once per event regardless.
  */
+@ExtendWith(SummaryWatcher.class)
 class ConsumerChurnIT {
 
     @RegisterExtension

@@ -63,11 +63,17 @@ final class Deployment implements AutoCloseable {
         properties.put("once.idempotency.lease", "3s");
         properties.put("once.dispatcher.lease", "5s");
         properties.put("spring.datasource.hikari.maximum-pool-size", "10");
+        properties.put("spring.datasource.hikari.data-source-properties.ApplicationName", name);
         properties.put("logging.level.root", "WARN");
         properties.put("logging.level.dev.once", "INFO");
     }
 
     String topicPrefix() {
+        return name;
+    }
+
+    /** The {@code application_name} of the instances' database sessions, as {@code pg_stat_activity} shows them. */
+    String applicationName() {
         return name;
     }
 

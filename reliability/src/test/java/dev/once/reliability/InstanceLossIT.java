@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -19,6 +20,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * with {@code kill -9} mid-load and stays dead. The standby takes the relay over from the stored offsets, and the
  * clients, retrying on the surviving instance, finish.
  */
+@ExtendWith(SummaryWatcher.class)
 class InstanceLossIT {
 
     @RegisterExtension

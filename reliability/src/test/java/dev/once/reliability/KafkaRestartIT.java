@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -20,6 +21,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * {@code min.insync.replicas=2}) loses one broker for good. Requests keep being accepted throughout (the outbox
  * decouples them from Kafka), and every event reaches every handler exactly once.
  */
+@ExtendWith(SummaryWatcher.class)
 class KafkaRestartIT {
 
     @RegisterExtension

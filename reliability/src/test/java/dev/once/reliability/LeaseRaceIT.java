@@ -28,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -38,6 +39,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
  * refused by the fence and its writes roll back. Twenty such races run at once: each key has exactly one effect, and
  * the stored response is the new claimant's.
  */
+@ExtendWith(SummaryWatcher.class)
 class LeaseRaceIT {
 
     @RegisterExtension

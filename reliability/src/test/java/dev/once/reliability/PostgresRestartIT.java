@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -19,6 +20,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * that meet the outage get 503 and are retried; the CDC relay resumes from its stored offsets, the polling relay
  * resumes, and the handlers retry instead of dead-lettering: nothing is lost, nothing happens twice.
  */
+@ExtendWith(SummaryWatcher.class)
 class PostgresRestartIT {
 
     @TempDir

@@ -32,6 +32,7 @@ final class ServiceProcess implements AutoCloseable {
     private List<String> jvmOptions = List.of("-Xmx384m", "-XX:TieredStopAtLevel=1"); // C1 only: starts fast
     private Process process;
     private int starts;
+    private boolean suspended;
 
     ServiceProcess(String name, Map<String, String> properties, Path logs) {
         this.name = name;
@@ -79,11 +80,45 @@ final class ServiceProcess implements AutoCloseable {
 
     /** {@code kill -9}: the JVM ends at once, whatever it was doing. */
     void kill() {
-        process.destroyForcibly();
+        process.destroyForcibly(); // SIGKILL ends a suspended JVM too
+        suspended = false;
         try {
             if (!process.waitFor(30, TimeUnit.SECONDS)) {
                 throw new IllegalStateException(name + " survived SIGKILL");
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * {@code kill -STOP}: the JVM stands still, mid-request and mid-relay, until {@link #resume} or {@link #kill}, so
+     * that what it left in the database can be looked at before it is killed.
+     */
+    void suspend() {
+        signal("STOP");
+        suspended = true;
+    }
+
+    /** {@code kill -CONT}: a suspended JVM carries on. */
+    void resume() {
+        signal("CONT");
+        suspended = false;
+    }
+
+    boolean suspended() {
+        return suspended && alive();
+    }
+
+    private void signal(String signal) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                throw new IllegalStateException("kill -" + signal + " " + process.pid() + " failed");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
@@ -135,6 +170,9 @@ final class ServiceProcess implements AutoCloseable {
     @Override
     public void close() {
         if (alive()) {
+            if (suspended) {
+                resume(); // a stopped JVM would not act on SIGTERM
+            }
             process.destroy();
             try {
                 if (!process.waitFor(30, TimeUnit.SECONDS)) {

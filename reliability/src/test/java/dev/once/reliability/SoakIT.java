@@ -30,6 +30,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -42,6 +43,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * email per acknowledged request.
  */
 @EnabledIfSystemProperty(named = "once.soak.minutes", matches = "\\d+")
+@ExtendWith(SummaryWatcher.class)
 class SoakIT {
 
     @RegisterExtension

@@ -5,18 +5,30 @@ import static org.awaitility.Awaitility.await;
 
 import dev.once.example.demo.Demo;
 import dev.once.example.demo.DemoReport;
+import dev.once.relay.KafkaTransport;
 import dev.once.test.TestDatabase;
+import dev.once.test.TestKafka;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -24,6 +36,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowCallbackHandler;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -77,6 +90,82 @@ class ReferenceServiceIT {
         assertThat(report.conflicts422()).isPositive();
         assertThat(report.effects().get("account-projection")).isEqualTo(report.effects().get("welcome-email"));
         assertThat(report.passed()).isTrue();
+    }
+
+    @Test
+    void creating_an_account_answers_201_with_its_location_and_its_name_email_and_tenant() {
+        HttpResponse<String> created = first.post("carol", "/accounts", key(), account("Hedy"));
+
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+        JsonNode account = json(created);
+        assertThat(created.headers().firstValue("Location")).contains("/accounts/" + account.path("id").asString());
+        assertThat(account.path("name").asString()).isEqualTo("Hedy");
+        assertThat(account.path("email").asString()).isEqualTo("hedy@example.com");
+        assertThat(account.path("tenant_id").asString()).isEqualTo("globex");
+        HttpResponse<String> atLocation = second.get("carol", created.headers().firstValue("Location").orElseThrow());
+        assertThat(atLocation.statusCode()).isEqualTo(200);
+        assertThat(json(atLocation)).isEqualTo(account);
+    }
+
+    /** One outbox row as the handlers and the topics see it. */
+    record Event(String aggregateType, String eventType, int eventVersion, String tenantId, String actorId) {
+    }
+
+    static final String EVENTS_OF_AGGREGATE = """
+            SELECT aggregate_type, event_type, event_version, tenant_id, actor_id
+              FROM outbox_event
+             WHERE aggregate_id = ?
+             ORDER BY seq
+            """;
+
+    @Test
+    void every_guarded_write_emits_its_v1_event_for_its_aggregate_and_the_file_events_reach_the_file_topic() {
+        String accountId = id(created(first.post("bob", "/accounts", key(), account("Edsger"))));
+        String fileId = id(created(first.post("bob", "/files", key(), file("notes.txt", "EWD"))));
+        assertThat(second.post("bob", "/files/" + fileId + "/complete", key(), "{}").statusCode()).isEqualTo(200);
+        String taskId = json(second.post("bob", "/tasks", key(), task("archive"))).path("task_id").asString();
+
+        assertThat(events(accountId)).containsExactly(new Event("account", "AccountCreated", 1, "acme", "bob"));
+        assertThat(events(fileId)).containsExactly(new Event("file", "FileStored", 1, "acme", "bob"),
+                new Event("file", "FileUploadCompleted", 1, "acme", "bob"));
+        assertThat(events(taskId)).containsExactly(new Event("task", "TaskSubmitted", 1, "acme", "bob"));
+        // no handler here takes file events: their topic, keyed by the file's id, is where they show
+        assertThat(published(instances.topicPrefix() + ".file", fileId, 2)).containsExactly(
+                "FileStored v1 tenant acme", "FileUploadCompleted v1 tenant acme");
+        // the account's and the task's reach their handlers (account-projection and task-runner; welcome-email)
+        await().atMost(Duration.ofSeconds(60)).until(() -> handled(HANDLER_EFFECTS_OF, accountId, taskId) == 2
+                && handled(EMAILS_OF, accountId, taskId) == 1);
+    }
+
+    static final String HANDLER_EFFECTS_OF = """
+            SELECT count(*) FROM handler_effect e JOIN outbox_event o ON o.id = e.event_id WHERE o.aggregate_id IN (?, ?)
+            """;
+    static final String EMAILS_OF = """
+            SELECT count(*) FROM outbound_email m JOIN outbox_event o ON o.id = m.event_id WHERE o.aggregate_id IN (?, ?)
+            """;
+
+    static long handled(String sql, String... aggregateIds) {
+        return jdbc.queryForObject(sql, Long.class, (Object[]) aggregateIds);
+    }
+
+    static final String ACCOUNTS_PER_TENANT = """
+            SELECT tenant_id, count(*) AS accounts FROM account GROUP BY tenant_id
+            """;
+    static final String PROJECTED_ACCOUNTS_PER_TENANT = """
+            SELECT tenant_id, accounts FROM account_count
+            """;
+
+    @Test
+    void the_account_projection_counts_per_tenant_the_accounts_created_in_that_tenant() {
+        for (String user : List.of("alice", "carol", "bob", "carol", "alice")) { // acme 3, globex 2
+            String key = key();
+            created(first.post(user, "/accounts", key, account("Counted")));
+            second.post(user, "/accounts", key, account("Counted")); // a retry: replayed, not counted again
+        }
+
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
+                assertThat(perTenant(PROJECTED_ACCOUNTS_PER_TENANT)).isEqualTo(perTenant(ACCOUNTS_PER_TENANT)));
+        assertThat(perTenant(ACCOUNTS_PER_TENANT)).containsKeys("acme", "globex");
     }
 
     /** An endpoint, a valid body, another body, the table its work writes, and its success status. */
@@ -270,6 +359,47 @@ class ReferenceServiceIT {
 
     static JsonNode json(HttpResponse<String> response) {
         return JSON.readTree(response.body());
+    }
+
+    static List<Event> events(String aggregateId) {
+        return jdbc.query(EVENTS_OF_AGGREGATE, (rs, i) -> new Event(rs.getString("aggregate_type"),
+                rs.getString("event_type"), rs.getInt("event_version"), rs.getString("tenant_id"),
+                rs.getString("actor_id")), aggregateId);
+    }
+
+    static Map<String, Long> perTenant(String sql) {
+        Map<String, Long> counts = new TreeMap<>();
+        jdbc.query(sql, (RowCallbackHandler) rs -> counts.put(rs.getString("tenant_id"), rs.getLong("accounts")));
+        return counts;
+    }
+
+    /** The events on {@code topic} keyed {@code aggregateId}, as "type vN tenant t", once {@code expected} arrived. */
+    static List<String> published(String topic, String aggregateId, int expected) {
+        Properties config = new Properties();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, "it-reader-" + UUID.randomUUID());
+        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        List<String> events = new ArrayList<>();
+        try (KafkaConsumer<String, String> consumer =
+                     new KafkaConsumer<>(config, new StringDeserializer(), new StringDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
+                    if (aggregateId.equals(record.key())) {
+                        events.add(header(record, KafkaTransport.EVENT_TYPE) + " v"
+                                + header(record, KafkaTransport.EVENT_VERSION)
+                                + " tenant " + header(record, KafkaTransport.TENANT_ID));
+                    }
+                }
+                return events.size() >= expected;
+            });
+        }
+        return events;
+    }
+
+    static String header(ConsumerRecord<?, ?> record, String name) {
+        Header header = record.headers().lastHeader(name);
+        return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
     }
 
     static void assertProblem(HttpResponse<String> response, int status, String code) {

@@ -50,6 +50,11 @@ final class ServiceInstances implements AutoCloseable {
         return context;
     }
 
+    /** The topic prefix the instances' relay publishes under: {@code <prefix>.account}, {@code <prefix>.file}, ... */
+    String topicPrefix() {
+        return name;
+    }
+
     static URI baseOf(ConfigurableApplicationContext context) {
         return URI.create("http://127.0.0.1:" + ((WebServerApplicationContext) context).getWebServer().getPort());
     }
