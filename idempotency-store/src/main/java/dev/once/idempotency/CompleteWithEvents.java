@@ -1,22 +1,25 @@
 package dev.once.idempotency;
 
+import dev.once.CommitStatements;
 import dev.once.outbox.OutboxEvent;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.UUID;
+import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * Completion with outbox rows in one statement: the record is completed (binding the first event's id) and, only if
- * that update matched, the events are inserted, by a single {@code WITH … UPDATE … INSERT … WHERE EXISTS}, so a
+ * that update matched, the events are inserted, by a single {@code WITH … UPDATE …, … INSERT … WHERE EXISTS}, so a
  * guarded request pays one round trip for its outbox rows and its completion together, and a stale token writes
- * nothing at all. Runs in the caller's transaction.
+ * nothing at all. Runs in the caller's transaction: at once ({@link #now}), or with its commit ({@link #atCommit}).
  */
 final class CompleteWithEvents {
 
-    static final String COMPLETE_WITH_EVENTS = """
+    /** The writes; the statements below end it with the select that reports or enforces the outcome. */
+    private static final String WRITE = """
             WITH done AS (
                 UPDATE idempotency_record
                 SET status = 'succeeded', response_code = ?, response_content_type = ?,
@@ -25,62 +28,86 @@ final class CompleteWithEvents {
                     locked_until = NULL, updated_at = statement_timestamp()
                 WHERE %s
                 RETURNING id
+            ), events AS (
+                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,
+                                          event_version, payload, headers)
+                SELECT e.id, e.tenant_id, e.actor_id, e.aggregate_type, e.aggregate_id, e.event_type, e.event_version,
+                       CAST(e.payload AS jsonb), CAST(e.headers AS jsonb)
+                FROM unnest(CAST(? AS uuid[]), CAST(? AS text[]), CAST(? AS text[]), CAST(? AS text[]),
+                            CAST(? AS text[]), CAST(? AS text[]), CAST(? AS integer[]), CAST(? AS text[]),
+                            CAST(? AS text[]))
+                     AS e(id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload,
+                          headers)
+                WHERE EXISTS (SELECT 1 FROM done)
             )
-            INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
-                                      payload, headers)
-            SELECT e.id, e.tenant_id, e.actor_id, e.aggregate_type, e.aggregate_id, e.event_type, e.event_version,
-                   CAST(e.payload AS jsonb), CAST(e.headers AS jsonb)
-            FROM unnest(CAST(? AS uuid[]), CAST(? AS text[]), CAST(? AS text[]), CAST(? AS text[]),
-                        CAST(? AS text[]), CAST(? AS text[]), CAST(? AS integer[]), CAST(? AS text[]),
-                        CAST(? AS text[]))
-                 AS e(id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload, headers)
-            WHERE EXISTS (SELECT 1 FROM done)
             """.formatted(ClaimOwner.CONDITION);
+
+    /** At once: returns 1 when the claim held and the writes were made, 0 when stale (nothing written). */
+    static final String COMPLETE_WITH_EVENTS = WRITE + "SELECT count(*) FROM done";
+
+    /**
+     * With the commit: sent before its outcome can be read, so a stale claim raises (SQLState
+     * {@value StaleClaimException#SQLSTATE}, see {@code V4__claim_held.sql}) and the commit fails with it.
+     */
+    static final String COMPLETE_WITH_EVENTS_AT_COMMIT = WRITE + "SELECT once_claim_held(count(*)) FROM done";
 
     private CompleteWithEvents() {
     }
 
-    /** Binds the completion, then the events' columns as arrays; returns the rows inserted (0 when stale). */
-    static int execute(JdbcTemplate jdbc, ClaimToken token, StoredResponse stored, String taskId,
+    /** Writes now; {@code false} when the claim is stale. */
+    static boolean now(JdbcTemplate jdbc, ClaimToken token, StoredResponse stored, String taskId,
                        List<OutboxEvent> events) {
-        return jdbc.update(COMPLETE_WITH_EVENTS, ps -> {
-            int n = events.size();
-            UUID[] ids = new UUID[n];
-            String[][] text = new String[7][n];
-            Integer[] versions = new Integer[n];
-            for (int i = 0; i < n; i++) {
-                OutboxEvent e = events.get(i);
-                ids[i] = e.id();
-                text[0][i] = e.tenantId();
-                text[1][i] = e.actorId();
-                text[2][i] = e.aggregateType();
-                text[3][i] = e.aggregateId();
-                text[4][i] = e.eventType();
-                versions[i] = e.eventVersion();
-                text[5][i] = e.payloadJson();
-                text[6][i] = e.headersJson();
-            }
-            Connection c = ps.getConnection();
-            bindCompletion(ps, 1, token, stored, taskId, n == 0 ? null : ids[0]);
-            ps.setArray(14, c.createArrayOf("uuid", ids));
-            for (int column = 0; column < 5; column++) {
-                ps.setArray(15 + column, c.createArrayOf("text", text[column]));
-            }
-            ps.setArray(20, c.createArrayOf("int4", versions));
-            ps.setArray(21, c.createArrayOf("text", text[5]));
-            ps.setArray(22, c.createArrayOf("text", text[6]));
-        });
+        Long done = jdbc.query(COMPLETE_WITH_EVENTS, ps -> bind(ps, 1, token, stored, taskId, events),
+                rs -> rs.next() ? rs.getLong(1) : 0L);
+        return done != null && done > 0;
     }
 
-    private static void bindCompletion(PreparedStatement ps, int first, ClaimToken token, StoredResponse stored,
-                                       String taskId, UUID outboxEventId) throws SQLException {
+    /** Defers the writes to the commit when the connection allows it; otherwise writes now, or throws when stale. */
+    static void atCommit(JdbcTemplate jdbc, ClaimToken token, StoredResponse stored, String taskId,
+                         List<OutboxEvent> events) {
+        CommitStatements.Binder binder = (ps, first) -> bind(ps, first, token, stored, taskId, events);
+        Boolean deferred = jdbc.execute((ConnectionCallback<Boolean>) c ->
+                CommitStatements.defer(c, COMPLETE_WITH_EVENTS_AT_COMMIT, binder));
+        if (!Boolean.TRUE.equals(deferred) && !now(jdbc, token, stored, taskId, events)) {
+            throw new StaleClaimException(token);
+        }
+    }
+
+    /** Binds the completion, then the events' columns as arrays; returns the next parameter's index. */
+    private static int bind(PreparedStatement ps, int first, ClaimToken token, StoredResponse stored, String taskId,
+                            List<OutboxEvent> events) throws SQLException {
+        int n = events.size();
+        UUID[] ids = new UUID[n];
+        String[][] text = new String[7][n];
+        Integer[] versions = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            OutboxEvent e = events.get(i);
+            ids[i] = e.id();
+            text[0][i] = e.tenantId();
+            text[1][i] = e.actorId();
+            text[2][i] = e.aggregateType();
+            text[3][i] = e.aggregateId();
+            text[4][i] = e.eventType();
+            versions[i] = e.eventVersion();
+            text[5][i] = e.payloadJson();
+            text[6][i] = e.headersJson();
+        }
         ps.setInt(first, stored.statusCode());
         ps.setString(first + 1, stored.contentType());
         ps.setString(first + 2, RecordColumns.headersJson(stored.headers()));
         ps.setBytes(first + 3, stored.bodyOmitted() ? null : stored.bodyUnsafe());
         ps.setBoolean(first + 4, stored.bodyOmitted());
         ps.setString(first + 5, taskId);
-        ps.setObject(first + 6, outboxEventId);
-        ClaimOwner.bind(ps, first + 7, token);
+        ps.setObject(first + 6, n == 0 ? null : ids[0]);
+        int next = ClaimOwner.bind(ps, first + 7, token);
+        Connection c = ps.getConnection();
+        ps.setArray(next, c.createArrayOf("uuid", ids));
+        for (int column = 0; column < 5; column++) {
+            ps.setArray(next + 1 + column, c.createArrayOf("text", text[column]));
+        }
+        ps.setArray(next + 6, c.createArrayOf("int4", versions));
+        ps.setArray(next + 7, c.createArrayOf("text", text[5]));
+        ps.setArray(next + 8, c.createArrayOf("text", text[6]));
+        return next + 9;
     }
 }

@@ -32,6 +32,12 @@ public final class IdempotencyDefaults {
     /** A processing record older than this counts as stuck even while its lease is live. */
     public static final Duration STUCK_AFTER = Duration.ofMinutes(5);
 
+    /**
+     * Whether Spring Boot applications get their {@code DataSource} wrapped in {@link dev.once.OnceDataSource}, so that
+     * outbox rows and the guard's completion travel with the {@code COMMIT} in one round trip.
+     */
+    public static final boolean PIPELINED_COMMIT = true;
+
     private IdempotencyDefaults() {
     }
 }

@@ -74,6 +74,16 @@ public interface IdempotencyStore {
     TransitionResult markSucceededWithEvents(ClaimToken token, StoredResponse response, String taskId,
                                              List<dev.once.outbox.OutboxEvent> events);
 
+    /**
+     * {@link #markSucceededWithEvents}, written with the commit of the current transaction. On an
+     * {@link dev.once.OnceDataSource} the completion and its events are deferred to the {@code COMMIT} and sent with
+     * it in one round trip; if the claim turns out stale there, the commit fails (see
+     * {@link StaleClaimException#isCause}) and nothing of the transaction takes effect. Otherwise, or outside a
+     * transaction, it is written at once, and a stale claim throws {@link StaleClaimException}.
+     */
+    void markSucceededAtCommit(ClaimToken token, StoredResponse response, String taskId,
+                               List<dev.once.outbox.OutboxEvent> events);
+
     /** Stores the error response and moves the claimed record to {@code failed}; joins the current transaction. */
     TransitionResult markFailed(ClaimToken token, StoredResponse response);
 

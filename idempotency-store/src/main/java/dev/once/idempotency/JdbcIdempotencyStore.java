@@ -96,13 +96,24 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
         if (events.isEmpty()) {
             return complete(token, IdempotencyStatus.SUCCEEDED, response, taskId, null);
         }
+        requireIds(events);
+        return CompleteWithEvents.now(jdbc, token, withinLimit(response), taskId, events)
+                ? TransitionResult.APPLIED : TransitionResult.STALE;
+    }
+
+    @Override
+    public void markSucceededAtCommit(ClaimToken token, StoredResponse response, String taskId,
+                                      List<dev.once.outbox.OutboxEvent> events) {
+        requireIds(events);
+        CompleteWithEvents.atCommit(jdbc, token, withinLimit(response), taskId, List.copyOf(events));
+    }
+
+    private static void requireIds(List<dev.once.outbox.OutboxEvent> events) {
         for (dev.once.outbox.OutboxEvent event : events) {
             if (event.id() == null) {
                 throw new IllegalArgumentException("Events completed with a claim must carry their id; use UuidV7.next()");
             }
         }
-        return CompleteWithEvents.execute(jdbc, token, withinLimit(response), taskId, events) > 0
-                ? TransitionResult.APPLIED : TransitionResult.STALE;
     }
 
     @Override

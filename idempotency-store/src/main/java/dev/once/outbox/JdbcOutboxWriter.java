@@ -1,11 +1,19 @@
 package dev.once.outbox;
 
+import dev.once.CommitStatements;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.util.UUID;
 import javax.sql.DataSource;
+import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
-/** {@link OutboxWriter} over JDBC; {@link JdbcTemplate} takes the connection of the current transaction. */
+/**
+ * {@link OutboxWriter} over JDBC; {@link JdbcTemplate} takes the connection of the current transaction. On an
+ * {@link dev.once.OnceDataSource} the insert is deferred to the commit and sent with it in one round trip; otherwise
+ * it runs at once.
+ */
 final class JdbcOutboxWriter implements OutboxWriter {
 
     static final String INSERT = """
@@ -34,8 +42,24 @@ final class JdbcOutboxWriter implements OutboxWriter {
                     + "connection of the outbox's DataSource; use a transaction manager over that DataSource");
         }
         UUID id = event.id() != null ? event.id() : UuidV7.next();
-        jdbc.update(INSERT, id, event.tenantId(), event.actorId(), event.aggregateType(), event.aggregateId(),
-                event.eventType(), event.eventVersion(), event.payloadJson(), event.headersJson());
+        CommitStatements.Binder binder = (ps, first) -> bind(ps, first, id, event);
+        Boolean deferred = jdbc.execute((ConnectionCallback<Boolean>) c -> CommitStatements.defer(c, INSERT, binder));
+        if (!Boolean.TRUE.equals(deferred)) {
+            jdbc.update(INSERT, ps -> binder.bind(ps, 1));
+        }
         return id;
+    }
+
+    private static int bind(PreparedStatement ps, int first, UUID id, OutboxEvent event) throws SQLException {
+        ps.setObject(first, id);
+        ps.setString(first + 1, event.tenantId());
+        ps.setString(first + 2, event.actorId());
+        ps.setString(first + 3, event.aggregateType());
+        ps.setString(first + 4, event.aggregateId());
+        ps.setString(first + 5, event.eventType());
+        ps.setInt(first + 6, event.eventVersion());
+        ps.setString(first + 7, event.payloadJson());
+        ps.setString(first + 8, event.headersJson());
+        return first + 9;
     }
 }

@@ -23,7 +23,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  *   <li><b>Claim</b> the key outside any transaction, in one statement. A duplicate gets the stored response, an
  *       in-progress answer or a conflict, and the handler is not called.</li>
  *   <li><b>Work</b> in one new transaction: the handler's writes, then its outbox rows, task binding and
- *       {@code markSucceeded} with the response, written together by one statement. A crash anywhere leaves all of it or none; the record then stays
+ *       {@code markSucceeded} with the response, written together by one statement, which travels with the
+ *       {@code COMMIT} on an {@link dev.once.OnceDataSource}. A crash anywhere leaves all of it or none; the record then stays
  *       {@code processing} until its lease lapses and a retry reclaims it.</li>
  *   <li><b>Failure:</b> when the handler throws or answers 400 or more, its transaction rolls back and the record is
  *       marked {@code failed} in a transaction of its own, with the error response, which repeats replay. Transient
@@ -113,7 +114,7 @@ public final class IdempotencyMutationGuard {
                     tx.setRollbackOnly();
                     return new Phase2(response, false);
                 }
-                store.markSucceededWithEvents(token, response, context.taskId, context.events).orThrow(token);
+                store.markSucceededAtCommit(token, response, context.taskId, context.events);
                 return new Phase2(response, true);
             });
         } catch (HandlerFailure e) {
@@ -130,11 +131,13 @@ public final class IdempotencyMutationGuard {
             log.error("Response for {} is too large to store; recording a failure", token.scope(), e);
             return fail(token, policy, Problems.response(500, "Internal Server Error", e.getMessage(),
                     "IDEMPOTENCY_RESPONSE_TOO_LARGE"));
-        } catch (StaleClaimException e) {
-            // Our lease lapsed and a retry took the key over; our work rolled back and theirs stands.
-            listener.onOutcome("in_progress");
-            return new GuardResult.InProgress(policy.claimPolicy().lease());
         } catch (RuntimeException e) {
+            if (StaleClaimException.isCause(e)) {
+                // Our lease lapsed and a retry took the key over (found at the completion or by the commit it was
+                // sent with): our work rolled back and theirs stands.
+                listener.onOutcome("in_progress");
+                return new GuardResult.InProgress(policy.claimPolicy().lease());
+            }
             // The commit itself failed (database, connection): nothing took effect, so free the key for a retry.
             releaseQuietly(token);
             if (TransientFailures.isTransient(e)) {

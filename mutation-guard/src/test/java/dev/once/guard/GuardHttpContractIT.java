@@ -218,25 +218,29 @@ class GuardHttpContractIT {
     @Test
     void a_claimant_that_hangs_past_its_lease_is_superseded_and_leaves_no_partial_rows() {
         String key = UUID.randomUUID().toString();
+        String name = "Ada " + key; // names this request's rows, the hung claimant's included
+        String ada = "{\"name\":\"" + name + "\",\"email\":\"ada@example.com\"}";
         probe.close();
         CompletableFuture<HttpResponse<String>> hung = CompletableFuture.supplyAsync(
-                () -> http.post("/accounts/short-lease", "alice", key, ADA), clients);
+                () -> http.post("/accounts/short-lease", "alice", key, ada), clients);
         await().atMost(Duration.ofSeconds(20)).until(() -> probe.entered() == 1);
 
         HttpResponse<String> retry = await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200))
-                .until(() -> http.post("/accounts/short-lease", "alice", key, ADA), r -> r.statusCode() == 201);
+                .until(() -> http.post("/accounts/short-lease", "alice", key, ada), r -> r.statusCode() == 201);
         probe.open();
 
         HttpResponse<String> late = hung.join();
         assertProblem(late, 409, "IDEMPOTENCY_IN_PROGRESS");
         String accountId = body(retry).get("id").toString();
-        assertThat(count("SELECT count(*) FROM account WHERE name = 'Ada' AND id IN (SELECT CAST(aggregate_id AS uuid)"
-                + " FROM outbox_event o JOIN idempotency_record r ON r.outbox_event_id = o.id WHERE r.idempotency_key = ?)", key))
-                .isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM account WHERE name = ?", name))
+                .as("the hung claimant's account rolled back with its refused completion").isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM account WHERE name = ? AND id IN (SELECT CAST(aggregate_id AS uuid)"
+                + " FROM outbox_event o JOIN idempotency_record r ON r.outbox_event_id = o.id WHERE r.idempotency_key = ?)",
+                name, key)).isEqualTo(1);
         assertThat(count("SELECT count(*) FROM outbox_event WHERE aggregate_id = ?", accountId)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT fencing_token FROM idempotency_record WHERE idempotency_key = ?", Long.class, key))
                 .isEqualTo(2);
-        HttpResponse<String> replay = http.post("/accounts/short-lease", "alice", key, ADA);
+        HttpResponse<String> replay = http.post("/accounts/short-lease", "alice", key, ada);
         assertThat(replay.body()).isEqualTo(retry.body());
         assertThat(probe.runs("short-lease")).isEqualTo(2);
     }

@@ -3,6 +3,7 @@ package dev.once.benchmarks.guard;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.once.benchmarks.Harness;
 import dev.once.idempotency.OnceMigrations;
+import dev.once.OnceDataSource;
 import dev.once.outbox.OutboxEvent;
 import dev.once.outbox.OutboxWriter;
 import dev.once.test.PostgresServer;
@@ -84,22 +85,32 @@ public final class GuardBenchmark {
     }
 
     private static void outboxWritePath(String schema, int clients, long millis, int rounds) throws Exception {
-        try (HikariDataSource ds = TestDatabase.newDataSource(schema, clients + 1, null)) {
+        try (HikariDataSource pool = TestDatabase.newDataSource(schema, clients + 1, null)) {
+            // as a Spring Boot application has it: the pool wrapped by Once's autoconfiguration
+            OnceDataSource ds = new OnceDataSource(pool);
             JdbcTemplate jdbc = new JdbcTemplate(ds);
             TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(ds));
             OutboxWriter outbox = OutboxWriter.create(ds);
+            TransactionTemplate plainTx = new TransactionTemplate(new DataSourceTransactionManager(pool));
+            JdbcTemplate plainJdbc = new JdbcTemplate(pool);
+            OutboxWriter plainOutbox = OutboxWriter.create(pool);
             Harness.Operation alone = (t, seq) -> tx.executeWithoutResult(s ->
                     jdbc.update(BenchApp.INSERT_ACCOUNT, UUID.randomUUID(), "acme", "Ada"));
-            Harness.Operation withOutbox = (t, seq) -> tx.executeWithoutResult(s -> {
-                UUID id = UUID.randomUUID();
-                jdbc.update(BenchApp.INSERT_ACCOUNT, id, "acme", "Ada");
-                outbox.append(OutboxEvent.builder().tenantId("acme").actorId("bench").aggregate("account", id.toString())
-                        .type("AccountCreated", 1).payloadJson("{\"id\":\"" + id + "\",\"name\":\"Ada\"}").build());
-            });
-            Map<String, Double> result = Harness.compare(Map.of("business tx alone", alone, "business tx + outbox row", withOutbox),
-                    List.of("business tx alone", "business tx + outbox row"), clients, millis, rounds);
+            Harness.Operation withOutbox = (t, seq) -> tx.executeWithoutResult(s -> appendAccount(jdbc, outbox));
+            Harness.Operation atOnce = (t, seq) -> plainTx.executeWithoutResult(s -> appendAccount(plainJdbc, plainOutbox));
+            String plain = "business tx + outbox row, plain pool";
+            Map<String, Double> result = Harness.compare(Map.of("business tx alone", alone,
+                            "business tx + outbox row", withOutbox, plain, atOnce),
+                    List.of("business tx alone", "business tx + outbox row", plain), clients, millis, rounds);
             print("outbox write path (JDBC, " + clients + " threads)", result, "business tx alone");
         }
+    }
+
+    private static void appendAccount(JdbcTemplate jdbc, OutboxWriter outbox) {
+        UUID id = UUID.randomUUID();
+        jdbc.update(BenchApp.INSERT_ACCOUNT, id, "acme", "Ada");
+        outbox.append(OutboxEvent.builder().tenantId("acme").actorId("bench").aggregate("account", id.toString())
+                .type("AccountCreated", 1).payloadJson("{\"id\":\"" + id + "\",\"name\":\"Ada\"}").build());
     }
 
     private static void endpoint(PostgresServer server, String schema, int clients, long millis, int rounds) throws Exception {

@@ -1,5 +1,6 @@
 package dev.once.guard.autoconfigure;
 
+import dev.once.OnceDataSource;
 import dev.once.guard.FailureMapper;
 import dev.once.guard.GuardListener;
 import dev.once.guard.IdempotencyMutationGuard;
@@ -9,6 +10,7 @@ import dev.once.guard.web.RequestBodyCapture;
 import dev.once.guard.web.SecurityPrincipalResolver;
 import dev.once.guard.web.ServletPrincipalResolver;
 import dev.once.guard.web.WebFailureMapper;
+import dev.once.idempotency.IdempotencyDefaults;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.outbox.OutboxWriter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -17,6 +19,7 @@ import java.util.Set;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -24,9 +27,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.method.support.HandlerMethodArgumentResolver;
 import org.springframework.web.servlet.DispatcherServlet;
@@ -48,6 +53,26 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 @ConditionalOnProperty(prefix = "once.idempotency", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties(OnceIdempotencyProperties.class)
 public class OnceIdempotencyAutoConfiguration {
+
+    /**
+     * Wraps each {@link DataSource} bean in an {@link OnceDataSource}, so that outbox rows and the guard's completion
+     * travel with the transaction's {@code COMMIT} ({@code once.idempotency.pipelined-commit}, on by default).
+     * Everything else passes through; pools stay reachable with {@code unwrap}.
+     */
+    @Bean
+    @ConditionalOnMissingBean(name = "onceDataSourcePipelining")
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static BeanPostProcessor onceDataSourcePipelining(Environment environment) {
+        boolean enabled = Binder.get(environment).bind("once.idempotency.pipelined-commit", Boolean.class)
+                .orElse(IdempotencyDefaults.PIPELINED_COMMIT);
+        return new BeanPostProcessor() {
+            @Override
+            public Object postProcessAfterInitialization(Object bean, String beanName) {
+                return enabled && bean instanceof DataSource dataSource && !(bean instanceof OnceDataSource)
+                        ? new OnceDataSource(dataSource) : bean;
+            }
+        };
+    }
 
     @Bean
     @ConditionalOnMissingBean

@@ -24,6 +24,12 @@ public class OnceIdempotencyProperties {
     /** Whether Once's Flyway migrations (idempotency_record, outbox_event) run at startup. */
     private boolean migrate = true;
 
+    /**
+     * Whether the application's DataSource beans are wrapped in {@code OnceDataSource}, so that outbox rows and the
+     * guard's completion travel with the transaction's COMMIT in one round trip instead of one each.
+     */
+    private boolean pipelinedCommit = IdempotencyDefaults.PIPELINED_COMMIT;
+
     /** How long a claim is held before a retry of the same request may reclaim it. */
     private Duration lease = IdempotencyDefaults.LEASE;
 
@@ -53,6 +59,14 @@ public class OnceIdempotencyProperties {
 
     /** The tenant of users without a tenant authority. */
     private String defaultTenant = "default";
+
+    public boolean isPipelinedCommit() {
+        return pipelinedCommit;
+    }
+
+    public void setPipelinedCommit(boolean pipelinedCommit) {
+        this.pipelinedCommit = pipelinedCommit;
+    }
 
     /** The defaults every route starts from. */
     public IdempotencyPolicy toPolicy() {

@@ -2,10 +2,13 @@ package dev.once.guard.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.once.OnceDataSource;
 import dev.once.guard.FailureMapper;
 import dev.once.guard.IdempotencyMutationGuard;
 import dev.once.idempotency.IdempotencyStore;
+import dev.once.outbox.OutboxEvent;
 import dev.once.outbox.OutboxWriter;
+import java.util.UUID;
 import dev.once.test.TestDatabase;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
@@ -16,6 +19,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /** The autoconfiguration creates the schema and the beans, and backs off for beans the application defines. */
 class OnceIdempotencyAutoConfigurationIT {
@@ -28,7 +32,16 @@ class OnceIdempotencyAutoConfigurationIT {
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(OnceIdempotencyAutoConfiguration.class))
                 .withBean(DataSource.class, () -> shared)
-                .withBean(PlatformTransactionManager.class, () -> new DataSourceTransactionManager(shared));
+                .withUserConfiguration(Transactions.class);
+    }
+
+    /** The transaction manager over the DataSource bean, as Spring Boot's own autoconfiguration makes it. */
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    static class Transactions {
+        @org.springframework.context.annotation.Bean
+        PlatformTransactionManager transactionManager(DataSource dataSource) {
+            return new DataSourceTransactionManager(dataSource);
+        }
     }
 
     @Test
@@ -41,6 +54,20 @@ class OnceIdempotencyAutoConfigurationIT {
                     "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
                             + " AND table_name IN ('idempotency_record', 'outbox_event')", Long.class)).isEqualTo(2);
         });
+    }
+
+    @Test
+    void the_data_source_sends_onces_end_of_transaction_writes_with_the_commit_unless_switched_off() {
+        runner().run(context -> {
+            assertThat(context.getBean(DataSource.class)).isInstanceOf(OnceDataSource.class);
+            UUID event = new TransactionTemplate(context.getBean(PlatformTransactionManager.class)).execute(s ->
+                    context.getBean(OutboxWriter.class).append(OutboxEvent.builder().tenantId("acme").actorId("alice")
+                            .aggregate("account", "a-1").type("AccountCreated", 1).payloadJson("{}").build()));
+            assertThat(new JdbcTemplate(db.dataSource()).queryForObject(
+                    "SELECT count(*) FROM outbox_event WHERE id = ?", Long.class, event)).isEqualTo(1);
+        });
+        runner().withPropertyValues("once.idempotency.pipelined-commit=false").run(context ->
+                assertThat(context.getBean(DataSource.class)).isNotInstanceOf(OnceDataSource.class));
     }
 
     @Test

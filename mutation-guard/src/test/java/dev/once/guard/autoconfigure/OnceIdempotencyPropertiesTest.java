@@ -14,5 +14,6 @@ class OnceIdempotencyPropertiesTest {
 
         assertThat(properties.toPolicy()).isEqualTo(IdempotencyPolicy.ofDefaults());
         assertThat(properties.toStoreOptions()).isEqualTo(IdempotencyStoreOptions.ofDefaults());
+        assertThat(properties.isPipelinedCommit()).isEqualTo(dev.once.idempotency.IdempotencyDefaults.PIPELINED_COMMIT);
     }
 }
