@@ -82,7 +82,13 @@ public final class Harness {
             }
         }
         java.util.Map<String, Double> medians = new java.util.LinkedHashMap<>();
-        runs.forEach((name, values) -> medians.put(name, median(values)));
+        runs.forEach((name, values) -> {
+            medians.put(name, median(values));
+            // every round, so that the spread behind each median is on record
+            System.out.printf(java.util.Locale.ROOT, "  rounds of %-36s %s%n", name + ":",
+                    values.stream().map(v -> String.format(java.util.Locale.ROOT, "%.0f", v))
+                            .collect(java.util.stream.Collectors.joining(" ")));
+        });
         return medians;
     }
 

@@ -98,7 +98,7 @@ public final class GuardBenchmark {
                     jdbc.update(BenchApp.INSERT_ACCOUNT, UUID.randomUUID(), "acme", "Ada"));
             Harness.Operation withOutbox = (t, seq) -> tx.executeWithoutResult(s -> appendAccount(jdbc, outbox));
             Harness.Operation atOnce = (t, seq) -> plainTx.executeWithoutResult(s -> appendAccount(plainJdbc, plainOutbox));
-            String plain = "business tx + outbox row, plain pool";
+            String plain = "tx + outbox row, plain pool";
             Map<String, Double> result = Harness.compare(Map.of("business tx alone", alone,
                             "business tx + outbox row", withOutbox, plain, atOnce),
                     List.of("business tx alone", "business tx + outbox row", plain), clients, millis, rounds);
@@ -176,9 +176,9 @@ public final class GuardBenchmark {
     private static void print(String title, Map<String, Double> result, String baseline) {
         System.out.println();
         System.out.println(title);
-        System.out.printf(Locale.ROOT, "  %-28s %12s %8s%n", "variant", "ops/s", "ratio");
+        System.out.printf(Locale.ROOT, "  %-30s %12s %8s%n", "variant", "ops/s", "ratio");
         double base = result.get(baseline);
-        result.forEach((name, ops) -> System.out.printf(Locale.ROOT, "  %-28s %12.0f %7.2fx%n", name, ops, ops / base));
+        result.forEach((name, ops) -> System.out.printf(Locale.ROOT, "  %-30s %12.0f %7.2fx%n", name, ops, ops / base));
     }
 
     private static void execute(PostgresServer server, String sql) throws Exception {
