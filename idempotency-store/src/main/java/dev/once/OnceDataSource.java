@@ -17,8 +17,14 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
  * rollback to a savepoint taken before it, or closing the connection discards it. PostgreSQL's JDBC driver runs the
  * statements and the {@code COMMIT} as one pipelined exchange.
  *
+ * <p>For resource-local transactions only (Spring's JDBC or JPA transaction managers), which commit through
+ * {@code Connection.commit}; a JTA transaction commits through its XA resources, and statements deferred in it would be
+ * dropped (with an error logged when the connection closes). If a deferred statement fails, the transaction is rolled
+ * back before the commit's exception is thrown, whatever the driver's {@code autosave} setting.
+ *
  * <p>Spring Boot applications get it from Once's autoconfiguration ({@code once.idempotency.pipelined-commit}, on by
- * default); otherwise wrap the pool once and use the wrapper everywhere, transaction manager included. Thread-safe.
+ * default, and never with a {@code JtaTransactionManager}); otherwise wrap the pool once and use the wrapper
+ * everywhere, transaction manager included. Thread-safe.
  */
 public final class OnceDataSource extends DelegatingDataSource {
 

@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The connection of an {@link OnceDataSource}: it keeps the statements {@link CommitStatements#defer deferred} in the
@@ -20,6 +22,8 @@ import java.util.Map;
  * Confined to the thread using the connection, as connections are.
  */
 final class PipelinedConnection implements InvocationHandler {
+
+    private static final Logger log = LoggerFactory.getLogger(PipelinedConnection.class);
 
     private record Deferred(String sql, CommitStatements.Binder binder) {
     }
@@ -46,10 +50,11 @@ final class PipelinedConnection implements InvocationHandler {
             case "rollback":
                 if (args == null) {
                     discard();
-                } else {
-                    rolledBackTo((Savepoint) args[0]);
+                    break;
                 }
-                break;
+                call(method, args); // only once the driver rolled back do the later deferred statements go
+                rolledBackTo((Savepoint) args[0]);
+                return null;
             case "setSavepoint": {
                 Savepoint savepoint = (Savepoint) call(method, args);
                 savepoints.put(savepoint, deferred.size());
@@ -65,9 +70,17 @@ final class PipelinedConnection implements InvocationHandler {
                 }
                 break;
             case "close":
-            case "abort":
+                if (!deferred.isEmpty()) {
+                    // resource-local transactions commit or roll back through this connection before it is closed;
+                    // one committed elsewhere (JTA, whose commit bypasses Connection.commit) would lose these
+                    log.error("Connection closed with {} statement(s) deferred to a commit that never came through it;"
+                            + " they are dropped. OnceDataSource needs a resource-local transaction manager, not JTA",
+                            deferred.size());
+                }
                 discard();
                 break;
+            case "abort":
+                break; // from another thread, on a connection being torn down: nothing of it may be touched here
             case "unwrap":
                 if (((Class<?>) args[0]).isInstance(this)) {
                     return this;
@@ -119,6 +132,15 @@ final class PipelinedConnection implements InvocationHandler {
                 next = d.binder().bind(ps, next);
             }
             ps.execute();
+        } catch (SQLException | RuntimeException e) {
+            // Roll back here: a transaction manager need not, and a driver that rolled back to an automatic savepoint
+            // (pgjdbc autosave) would otherwise leave the business change open to a later commit without these.
+            try {
+                target.rollback();
+            } catch (SQLException rollback) {
+                e.addSuppressed(rollback);
+            }
+            throw e;
         }
         target.commit(); // the server committed already; this keeps the pool's and the driver's state in step
     }
@@ -128,7 +150,7 @@ final class PipelinedConnection implements InvocationHandler {
         if (mark != null && mark < deferred.size()) {
             deferred.subList(mark, deferred.size()).clear();
         }
-        savepoints.values().removeIf(m -> m > deferred.size());
+        // savepoints set after this one are released by the driver; their marks are never looked up again
     }
 
     private void discard() {

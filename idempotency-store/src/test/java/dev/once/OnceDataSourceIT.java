@@ -14,6 +14,8 @@ import dev.once.idempotency.StoredResponse;
 import dev.once.outbox.OutboxEvent;
 import dev.once.outbox.OutboxWriter;
 import dev.once.outbox.UuidV7;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.once.test.TestDatabase;
 import java.sql.Connection;
 import java.util.List;
@@ -124,6 +126,33 @@ class OnceDataSourceIT {
         UUID after = UUID.randomUUID();
         tx.executeWithoutResult(s -> business(after));
         assertThat(rows("business", after)).as("the pooled connection is usable again").isEqualTo(1);
+    }
+
+    @Test
+    void a_failing_deferred_row_rolls_the_business_change_back_even_when_the_driver_saves_it_with_autosave() {
+        // pgjdbc's autosave rolls a failed statement back to a savepoint and keeps the transaction open; a later
+        // commit (Spring resets auto-commit after a failed commit) must not find the business change there
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(db.jdbcUrl());
+        config.setUsername(db.server().username());
+        config.setPassword(db.server().password());
+        config.setMaximumPoolSize(2);
+        config.addDataSourceProperty("autosave", "always");
+        try (HikariDataSource pool = new HikariDataSource(config)) {
+            OnceDataSource autosaving = new OnceDataSource(pool);
+            TransactionTemplate autosaveTx = new TransactionTemplate(new DataSourceTransactionManager(autosaving));
+            OutboxWriter writer = OutboxWriter.create(autosaving);
+            JdbcTemplate autosaveJdbc = new JdbcTemplate(autosaving);
+            UUID existing = autosaveTx.execute(s -> writer.append(event(UUID.randomUUID())));
+            UUID order = UUID.randomUUID();
+
+            assertThatThrownBy(() -> autosaveTx.executeWithoutResult(s -> {
+                autosaveJdbc.update("INSERT INTO business (id) VALUES (?)", order);
+                writer.append(event(order).withId(existing));
+            })).hasRootCauseInstanceOf(java.sql.SQLException.class);
+
+            assertThat(rows("business", order)).isZero();
+        }
     }
 
     @Test

@@ -66,14 +66,15 @@ public final class Harness {
     }
 
     /**
-     * Measures every operation in {@code order} in alternating rounds after a 1 s warm-up each, and returns the
+     * Measures every operation in {@code order} in alternating rounds after a warm-up of one round's length each, and returns the
      * median operations per second of each, in that order.
      */
     public static java.util.Map<String, Double> compare(java.util.Map<String, Operation> operations, List<String> order,
                                                         int threads, long millis, int rounds) throws InterruptedException {
         java.util.Map<String, List<Double>> runs = new java.util.LinkedHashMap<>();
         for (String name : order) {
-            measure(operations.get(name), threads, 1_000);
+            // a whole round's length each: the first rounds after a 1 s warm-up still climbed by half (JIT, caches)
+            measure(operations.get(name), threads, Math.max(1_000, millis));
             runs.put(name, new ArrayList<>());
         }
         for (int r = 0; r < rounds; r++) {

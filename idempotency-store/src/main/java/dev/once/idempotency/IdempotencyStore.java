@@ -81,8 +81,10 @@ public interface IdempotencyStore {
      * {@link StaleClaimException#isCause}) and nothing of the transaction takes effect. Otherwise, or outside a
      * transaction, it is written at once, and a stale claim throws {@link StaleClaimException}.
      */
-    void markSucceededAtCommit(ClaimToken token, StoredResponse response, String taskId,
-                               List<dev.once.outbox.OutboxEvent> events);
+    default void markSucceededAtCommit(ClaimToken token, StoredResponse response, String taskId,
+                                       List<dev.once.outbox.OutboxEvent> events) {
+        markSucceededWithEvents(token, response, taskId, events).orThrow(token);
+    }
 
     /** Stores the error response and moves the claimed record to {@code failed}; joins the current transaction. */
     TransitionResult markFailed(ClaimToken token, StoredResponse response);

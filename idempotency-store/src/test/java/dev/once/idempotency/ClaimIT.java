@@ -240,11 +240,10 @@ class ClaimIT {
 
         assertThat(ClaimPolicy.ofDefaults().durable()).isFalse();
         assertThat(durable).isNotEqualTo(ClaimPolicy.ofDefaults()).isEqualTo(durable.toBuilder().build());
-        assertThat(ClaimStatement.insertOrRead(ClaimPolicy.ofDefaults(), false))
-                .isEqualTo(ClaimStatement.INSERT_OR_READ_ASYNC_COMMIT);
-        assertThat(ClaimStatement.insertOrRead(durable, false)).isEqualTo(ClaimStatement.INSERT_OR_READ);
-        assertThat(ClaimStatement.insertOrRead(ClaimPolicy.ofDefaults(), true))
-                .as("inside a transaction the caller's durability applies").isEqualTo(ClaimStatement.INSERT_OR_READ);
+        assertThat(ClaimStatement.freshInsert(ClaimPolicy.ofDefaults(), false)).isEqualTo(ClaimStatement.INSERT_FRESH_ASYNC_COMMIT);
+        assertThat(ClaimStatement.freshInsert(durable, false)).isEqualTo(ClaimStatement.INSERT_FRESH);
+        assertThat(ClaimStatement.freshInsert(ClaimPolicy.ofDefaults(), true))
+                .as("inside a transaction the caller's durability applies").isEqualTo(ClaimStatement.INSERT_FRESH);
         assertThat(store.claim(freshScope(), hashOf("{}"), durable)).isInstanceOfSatisfying(Claimed.class,
                 c -> assertThat(c.kind()).isEqualTo(Claimed.Kind.FRESH));
     }

@@ -17,6 +17,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.Set;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanPostProcessor;
@@ -33,6 +34,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.jta.JtaTransactionManager;
 import org.springframework.web.method.support.HandlerMethodArgumentResolver;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
@@ -57,18 +59,21 @@ public class OnceIdempotencyAutoConfiguration {
     /**
      * Wraps each {@link DataSource} bean in an {@link OnceDataSource}, so that outbox rows and the guard's completion
      * travel with the transaction's {@code COMMIT} ({@code once.idempotency.pipelined-commit}, on by default).
-     * Everything else passes through; pools stay reachable with {@code unwrap}.
+     * Everything else passes through; pools stay reachable with {@code unwrap}. Not under JTA: a global transaction
+     * commits through its XA resources, never through {@code Connection.commit}, so nothing is wrapped when the
+     * application defines a {@link JtaTransactionManager}.
      */
     @Bean
     @ConditionalOnMissingBean(name = "onceDataSourcePipelining")
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    static BeanPostProcessor onceDataSourcePipelining(Environment environment) {
+    static BeanPostProcessor onceDataSourcePipelining(Environment environment, ListableBeanFactory beans) {
         boolean enabled = Binder.get(environment).bind("once.idempotency.pipelined-commit", Boolean.class)
                 .orElse(IdempotencyDefaults.PIPELINED_COMMIT);
         return new BeanPostProcessor() {
             @Override
             public Object postProcessAfterInitialization(Object bean, String beanName) {
                 return enabled && bean instanceof DataSource dataSource && !(bean instanceof OnceDataSource)
+                        && beans.getBeanNamesForType(JtaTransactionManager.class, true, false).length == 0
                         ? new OnceDataSource(dataSource) : bean;
             }
         };

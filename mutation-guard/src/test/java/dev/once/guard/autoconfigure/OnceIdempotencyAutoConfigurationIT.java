@@ -19,6 +19,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.jta.JtaTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /** The autoconfiguration creates the schema and the beans, and backs off for beans the application defines. */
@@ -60,14 +61,26 @@ class OnceIdempotencyAutoConfigurationIT {
     void the_data_source_sends_onces_end_of_transaction_writes_with_the_commit_unless_switched_off() {
         runner().run(context -> {
             assertThat(context.getBean(DataSource.class)).isInstanceOf(OnceDataSource.class);
-            UUID event = new TransactionTemplate(context.getBean(PlatformTransactionManager.class)).execute(s ->
-                    context.getBean(OutboxWriter.class).append(OutboxEvent.builder().tenantId("acme").actorId("alice")
-                            .aggregate("account", "a-1").type("AccountCreated", 1).payloadJson("{}").build()));
-            assertThat(new JdbcTemplate(db.dataSource()).queryForObject(
-                    "SELECT count(*) FROM outbox_event WHERE id = ?", Long.class, event)).isEqualTo(1);
+            JdbcTemplate jdbc = new JdbcTemplate(context.getBean(DataSource.class));
+            UUID event = new TransactionTemplate(context.getBean(PlatformTransactionManager.class)).execute(s -> {
+                UUID id = context.getBean(OutboxWriter.class).append(OutboxEvent.builder().tenantId("acme")
+                        .actorId("alice").aggregate("account", "a-1").type("AccountCreated", 1).payloadJson("{}").build());
+                assertThat(jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE id = ?", Long.class, id))
+                        .as("deferred to the commit").isZero();
+                return id;
+            });
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE id = ?", Long.class, event))
+                    .isEqualTo(1);
         });
         runner().withPropertyValues("once.idempotency.pipelined-commit=false").run(context ->
                 assertThat(context.getBean(DataSource.class)).isNotInstanceOf(OnceDataSource.class));
+        // under JTA a commit never goes through Connection.commit: nothing may be deferred to it
+        runner().withBean("jta", JtaTransactionManager.class, JtaTransactionManager::new,
+                        definition -> {
+                            definition.setLazyInit(true);
+                            definition.setAutowireCandidate(false);
+                        })
+                .run(context -> assertThat(context.getBean(DataSource.class)).isNotInstanceOf(OnceDataSource.class));
     }
 
     @Test
