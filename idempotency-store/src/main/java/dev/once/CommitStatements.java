@@ -3,6 +3,8 @@ package dev.once;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import org.springframework.jdbc.core.ConnectionCallback;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * Statements deferred to the commit of the current transaction, on a connection of an {@link OnceDataSource}: they
@@ -36,5 +38,10 @@ public final class CommitStatements {
         }
         connection.unwrap(PipelinedConnection.class).defer(sql, binder);
         return true;
+    }
+
+    /** {@link #defer(Connection, String, Binder)} on the connection {@code jdbc} uses in the current transaction. */
+    public static boolean defer(JdbcTemplate jdbc, String sql, Binder binder) {
+        return Boolean.TRUE.equals(jdbc.execute((ConnectionCallback<Boolean>) c -> defer(c, sql, binder)));
     }
 }

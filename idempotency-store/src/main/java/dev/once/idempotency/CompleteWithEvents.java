@@ -7,7 +7,6 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.UUID;
-import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -66,9 +65,8 @@ final class CompleteWithEvents {
     static void atCommit(JdbcTemplate jdbc, ClaimToken token, StoredResponse stored, String taskId,
                          List<OutboxEvent> events) {
         CommitStatements.Binder binder = (ps, first) -> bind(ps, first, token, stored, taskId, events);
-        Boolean deferred = jdbc.execute((ConnectionCallback<Boolean>) c ->
-                CommitStatements.defer(c, COMPLETE_WITH_EVENTS_AT_COMMIT, binder));
-        if (!Boolean.TRUE.equals(deferred) && !now(jdbc, token, stored, taskId, events)) {
+        if (!CommitStatements.defer(jdbc, COMPLETE_WITH_EVENTS_AT_COMMIT, binder)
+                && !now(jdbc, token, stored, taskId, events)) {
             throw new StaleClaimException(token);
         }
     }

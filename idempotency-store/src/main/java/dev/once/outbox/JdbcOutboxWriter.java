@@ -5,7 +5,6 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.UUID;
 import javax.sql.DataSource;
-import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -43,8 +42,7 @@ final class JdbcOutboxWriter implements OutboxWriter {
         }
         UUID id = event.id() != null ? event.id() : UuidV7.next();
         CommitStatements.Binder binder = (ps, first) -> bind(ps, first, id, event);
-        Boolean deferred = jdbc.execute((ConnectionCallback<Boolean>) c -> CommitStatements.defer(c, INSERT, binder));
-        if (!Boolean.TRUE.equals(deferred)) {
+        if (!CommitStatements.defer(jdbc, INSERT, binder)) {
             jdbc.update(INSERT, ps -> binder.bind(ps, 1));
         }
         return id;
