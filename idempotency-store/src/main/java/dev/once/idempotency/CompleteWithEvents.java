@@ -2,6 +2,7 @@ package dev.once.idempotency;
 
 import dev.once.CommitStatements;
 import dev.once.outbox.OutboxEvent;
+import dev.once.outbox.OutboxWriter;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -10,15 +11,18 @@ import java.util.UUID;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * Completion with outbox rows in one statement: the record is completed (binding the first event's id) and, only if
- * that update matched, the events are inserted, by a single {@code WITH … UPDATE …, … INSERT … WHERE EXISTS}, so a
- * guarded request pays one round trip for its outbox rows and its completion together, and a stale token writes
- * nothing at all. Runs in the caller's transaction: at once ({@link #now}), or with its commit ({@link #atCommit}).
+ * Completion with outbox rows. At once ({@link #now}): the record is completed (binding the first event's id) and,
+ * only if that update matched, the events are inserted, by a single {@code WITH … UPDATE …, … INSERT … WHERE EXISTS},
+ * so a guarded request pays one round trip for its outbox rows and its completion together, and a stale token writes
+ * nothing at all. With the commit ({@link #atCommit}, on an {@link dev.once.OnceDataSource}): the completion, which
+ * refuses the commit when the claim is stale, then each event as {@link OutboxWriter} writes it, all sent with the
+ * {@code COMMIT}; plain statements cost the server less than the combined one (no array parameters, no function scan,
+ * no common table expressions to set up), and the round trip is shared anyway.
  */
 final class CompleteWithEvents {
 
-    /** The writes; the statements below end it with the select that reports or enforces the outcome. */
-    private static final String WRITE = """
+    /** The completion, bound by {@link #bindCompletion}; parameters 1-7, then the claim's. */
+    private static final String DONE = """
             WITH done AS (
                 UPDATE idempotency_record
                 SET status = 'succeeded', response_code = ?, response_content_type = ?,
@@ -27,7 +31,12 @@ final class CompleteWithEvents {
                     locked_until = NULL, updated_at = statement_timestamp()
                 WHERE %s
                 RETURNING id
-            ), events AS (
+            )
+            """.formatted(ClaimOwner.CONDITION);
+
+    /** The writes at once; the statement below ends it with the select that reports the outcome. */
+    private static final String WRITE = DONE.stripTrailing() + """
+            , events AS (
                 INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,
                                           event_version, payload, headers)
                 SELECT e.id, e.tenant_id, e.actor_id, e.aggregate_type, e.aggregate_id, e.event_type, e.event_version,
@@ -39,16 +48,17 @@ final class CompleteWithEvents {
                           headers)
                 WHERE EXISTS (SELECT 1 FROM done)
             )
-            """.formatted(ClaimOwner.CONDITION);
+            """;
 
     /** At once: returns 1 when the claim held and the writes were made, 0 when stale (nothing written). */
     static final String COMPLETE_WITH_EVENTS = WRITE + "SELECT count(*) FROM done";
 
     /**
      * With the commit: sent before its outcome can be read, so a stale claim raises (SQLState
-     * {@value StaleClaimException#SQLSTATE}, see {@code V4__claim_held.sql}) and the commit fails with it.
+     * {@value StaleClaimException#SQLSTATE}, see {@code V4__claim_held.sql}) and the commit fails with it. The
+     * events follow it as statements of their own.
      */
-    static final String COMPLETE_WITH_EVENTS_AT_COMMIT = WRITE + "SELECT once_claim_held(count(*)) FROM done";
+    static final String COMPLETE_AT_COMMIT = DONE + "SELECT once_claim_held(count(*)) FROM done";
 
     private CompleteWithEvents() {
     }
@@ -61,14 +71,34 @@ final class CompleteWithEvents {
         return done != null && done > 0;
     }
 
-    /** Defers the writes to the commit when the connection allows it; otherwise writes now, or throws when stale. */
-    static void atCommit(JdbcTemplate jdbc, ClaimToken token, StoredResponse stored, String taskId,
-                         List<OutboxEvent> events) {
-        CommitStatements.Binder binder = (ps, first) -> bind(ps, first, token, stored, taskId, events);
-        if (!CommitStatements.defer(jdbc, COMPLETE_WITH_EVENTS_AT_COMMIT, binder)
-                && !now(jdbc, token, stored, taskId, events)) {
+    /**
+     * Defers the writes to the commit when the connection allows it, the completion first and then the events through
+     * {@code outbox} (which defers them too, on the same connection); otherwise writes now, or throws when stale.
+     */
+    static void atCommit(JdbcTemplate jdbc, OutboxWriter outbox, ClaimToken token, StoredResponse stored,
+                         String taskId, List<OutboxEvent> events) {
+        UUID firstEvent = events.isEmpty() ? null : events.get(0).id();
+        CommitStatements.Binder completion = (ps, first) -> bindCompletion(ps, first, token, stored, taskId, firstEvent);
+        if (CommitStatements.defer(jdbc, COMPLETE_AT_COMMIT, completion)) {
+            for (OutboxEvent event : events) {
+                outbox.append(event);
+            }
+        } else if (!now(jdbc, token, stored, taskId, events)) {
             throw new StaleClaimException(token);
         }
+    }
+
+    /** The completion's parameters, then the claim's; returns the next parameter's index. */
+    private static int bindCompletion(PreparedStatement ps, int first, ClaimToken token, StoredResponse stored,
+                                      String taskId, UUID firstEvent) throws SQLException {
+        ps.setInt(first, stored.statusCode());
+        ps.setString(first + 1, stored.contentType());
+        ps.setString(first + 2, RecordColumns.headersJson(stored.headers()));
+        ps.setBytes(first + 3, stored.bodyOmitted() ? null : stored.bodyUnsafe());
+        ps.setBoolean(first + 4, stored.bodyOmitted());
+        ps.setString(first + 5, taskId);
+        ps.setObject(first + 6, firstEvent);
+        return ClaimOwner.bind(ps, first + 7, token);
     }
 
     /** Binds the completion, then the events' columns as arrays; returns the next parameter's index. */
@@ -90,14 +120,7 @@ final class CompleteWithEvents {
             text[5][i] = e.payloadJson();
             text[6][i] = e.headersJson();
         }
-        ps.setInt(first, stored.statusCode());
-        ps.setString(first + 1, stored.contentType());
-        ps.setString(first + 2, RecordColumns.headersJson(stored.headers()));
-        ps.setBytes(first + 3, stored.bodyOmitted() ? null : stored.bodyUnsafe());
-        ps.setBoolean(first + 4, stored.bodyOmitted());
-        ps.setString(first + 5, taskId);
-        ps.setObject(first + 6, n == 0 ? null : ids[0]);
-        int next = ClaimOwner.bind(ps, first + 7, token);
+        int next = bindCompletion(ps, first, token, stored, taskId, n == 0 ? null : ids[0]);
         Connection c = ps.getConnection();
         ps.setArray(next, c.createArrayOf("uuid", ids));
         for (int column = 0; column < 5; column++) {

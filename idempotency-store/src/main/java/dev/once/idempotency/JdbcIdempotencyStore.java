@@ -49,6 +49,8 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
             """;
 
     private final JdbcTemplate jdbc;
+    /** Appends the events of a completion sent with the commit, after it. */
+    private final dev.once.outbox.OutboxWriter outbox;
     private final IdempotencyStoreOptions options;
     private final ClaimStatement claims;
     private final DiagnoseQuery diagnoses;
@@ -56,6 +58,7 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
 
     JdbcIdempotencyStore(DataSource dataSource, IdempotencyStoreOptions options) {
         this.jdbc = new JdbcTemplate(dataSource);
+        this.outbox = dev.once.outbox.OutboxWriter.create(dataSource);
         this.options = options;
         this.claims = new ClaimStatement(jdbc);
         this.diagnoses = new DiagnoseQuery(jdbc);
@@ -105,7 +108,7 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
     public void markSucceededAtCommit(ClaimToken token, StoredResponse response, String taskId,
                                       List<dev.once.outbox.OutboxEvent> events) {
         requireIds(events);
-        CompleteWithEvents.atCommit(jdbc, token, withinLimit(response), taskId, List.copyOf(events));
+        CompleteWithEvents.atCommit(jdbc, outbox, token, withinLimit(response), taskId, List.copyOf(events));
     }
 
     private static void requireIds(List<dev.once.outbox.OutboxEvent> events) {

@@ -4,6 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonParser;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -29,11 +30,7 @@ public record OutboxEvent(UUID id, String tenantId, String actorId, String aggre
         if (payloadJson == null) {
             throw new IllegalArgumentException("payload is required");
         }
-        try {
-            JSON.readTree(payloadJson);
-        } catch (JacksonException e) {
-            throw new IllegalArgumentException("payload is not JSON: " + e.getOriginalMessage(), e);
-        }
+        requireJson(payloadJson);
         headers = headers == null ? Map.of() : Map.copyOf(headers);
     }
 
@@ -49,6 +46,21 @@ public record OutboxEvent(UUID id, String tenantId, String actorId, String aggre
     /** This event with {@code id}. */
     public OutboxEvent withId(UUID newId) {
         return new OutboxEvent(newId, tenantId, actorId, aggregateType, aggregateId, eventType, eventVersion, payloadJson, headers);
+    }
+
+    /** One JSON document and nothing after it; read token by token, without building a tree the row never needs. */
+    private static void requireJson(String json) {
+        try (JsonParser parser = JSON.createParser(json)) {
+            if (parser.nextToken() == null) {
+                throw new IllegalArgumentException("payload is not JSON: it is empty");
+            }
+            parser.skipChildren();
+            if (parser.nextToken() != null) {
+                throw new IllegalArgumentException("payload is not JSON: more follows the first document");
+            }
+        } catch (JacksonException e) {
+            throw new IllegalArgumentException("payload is not JSON: " + e.getOriginalMessage(), e);
+        }
     }
 
     private static void require(String name, String value) {

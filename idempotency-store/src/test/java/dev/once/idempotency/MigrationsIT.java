@@ -35,8 +35,9 @@ class MigrationsIT {
         jdbc.execute("DROP SCHEMA " + app + " CASCADE");
     }
 
+    /** Keys, scopes and statuses are validated by the store before it writes (V5 dropped their CHECK constraints). */
     @Test
-    void the_table_enforces_its_invariants() {
+    void the_table_enforces_one_record_per_scope_and_its_required_columns() {
         OnceMigrations.migrate(db.dataSource());
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
         String insert = "INSERT INTO idempotency_record (tenant_id, user_id, route, idempotency_key, request_hash, status,"
@@ -46,9 +47,10 @@ class MigrationsIT {
 
         assertThatThrownBy(() -> jdbc.update(insert, "k", "processing")).isInstanceOf(DataIntegrityViolationException.class)
                 .hasMessageContaining("idempotency_record_scope_uk");
-        assertThatThrownBy(() -> jdbc.update(insert, "k2", "done")).isInstanceOf(DataIntegrityViolationException.class)
-                .hasMessageContaining("idempotency_record_status_ck");
-        assertThatThrownBy(() -> jdbc.update(insert, "k".repeat(256), "processing"))
-                .isInstanceOf(DataIntegrityViolationException.class).hasMessageContaining("idempotency_record_key_ck");
+        assertThatThrownBy(() -> jdbc.update(insert, "k2", null)).isInstanceOf(DataIntegrityViolationException.class)
+                .hasMessageContaining("status");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM pg_constraint WHERE contype = 'c' AND conrelid IN"
+                + " (to_regclass('idempotency_record'), to_regclass('outbox_event'))", Long.class))
+                .as("no CHECK constraint on the hot tables: PostgreSQL would rebuild it for every write").isZero();
     }
 }

@@ -130,6 +130,12 @@ class OutboxWriterIT {
     void payloads_must_be_json_and_required_fields_present() {
         assertThatThrownBy(() -> OutboxEvent.builder().tenantId("t").actorId("a").aggregate("x", "1").type("T", 1)
                 .payloadJson("{not json").build()).hasMessageContaining("payload is not JSON");
+        for (String notOneDocument : List.of("", "  ", "{} {}", "[1] 2")) {
+            assertThatThrownBy(() -> OutboxEvent.builder().tenantId("t").actorId("a").aggregate("x", "1").type("T", 1)
+                    .payloadJson(notOneDocument).build()).as("'%s'", notOneDocument).hasMessageContaining("payload is not JSON");
+        }
+        assertThat(OutboxEvent.builder().tenantId("t").actorId("a").aggregate("x", "1").type("T", 1)
+                .payloadJson(" {\"a\": [1, {\"b\": null}]} ").build().payloadJson()).contains("\"b\"");
         assertThatThrownBy(() -> OutboxEvent.builder().actorId("a").aggregate("x", "1").type("T", 1).payloadJson("{}").build())
                 .hasMessageContaining("tenantId is required");
     }

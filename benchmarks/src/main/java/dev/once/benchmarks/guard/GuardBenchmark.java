@@ -37,7 +37,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  *   <li>POST unguarded (business row + outbox row) vs. guarded with fresh keys vs. guarded replays;</li>
  *   <li>the business transaction alone vs. the same transaction plus one {@link OutboxWriter#append}.</li>
  * </ul>
- * Options: {@code --clients 16 --rounds 3 --seconds 5 --only all|outbox|endpoint}.
+ * Options: {@code --clients 16 --rounds 3 --seconds 5 --only all|outbox|endpoint --variants fresh,replays} (the last
+ * for profiling: endpoint variants whose names contain one of these words).
  */
 public final class GuardBenchmark {
 
@@ -49,12 +50,14 @@ public final class GuardBenchmark {
         int rounds = 3;
         long millis = 5_000;
         String only = "all";
+        List<String> variants = List.of();
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--clients" -> clients = Integer.parseInt(args[i + 1]);
                 case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
                 case "--seconds" -> millis = Long.parseLong(args[i + 1]) * 1000;
                 case "--only" -> only = args[i + 1];
+                case "--variants" -> variants = List.of(args[i + 1].split(","));
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -62,13 +65,14 @@ public final class GuardBenchmark {
         String schema = "bench_guard_" + Long.toHexString(System.nanoTime());
         execute(server, "CREATE SCHEMA " + schema);
         try {
-            run(server, schema, clients, millis, rounds, only);
+            run(server, schema, clients, millis, rounds, only, variants);
         } finally {
             execute(server, "DROP SCHEMA " + schema + " CASCADE");
         }
     }
 
-    private static void run(PostgresServer server, String schema, int clients, long millis, int rounds, String only)
+    private static void run(PostgresServer server, String schema, int clients, long millis, int rounds, String only,
+                            List<String> variants)
             throws Exception {
         try (HikariDataSource ds = TestDatabase.newDataSource(schema, clients + 4, null)) {
             OnceMigrations.migrate(ds);
@@ -80,7 +84,7 @@ public final class GuardBenchmark {
             outboxWritePath(schema, clients, millis, rounds);
         }
         if (!only.equals("outbox")) {
-            endpoint(server, schema, clients, millis, rounds);
+            endpoint(server, schema, clients, millis, rounds, variants);
         }
     }
 
@@ -113,7 +117,8 @@ public final class GuardBenchmark {
                 .type("AccountCreated", 1).payloadJson("{\"id\":\"" + id + "\",\"name\":\"Ada\"}").build());
     }
 
-    private static void endpoint(PostgresServer server, String schema, int clients, long millis, int rounds) throws Exception {
+    private static void endpoint(PostgresServer server, String schema, int clients, long millis, int rounds,
+                                 List<String> variants) throws Exception {
         ConfigurableApplicationContext app = new SpringApplicationBuilder(BenchApp.class).properties(Map.of(
                 "server.port", "0",
                 "spring.datasource.url", server.jdbcUrlForSchema(schema),
@@ -133,23 +138,38 @@ public final class GuardBenchmark {
             for (int k = 0; k < replayKeys; k++) {
                 post(port, "/guarded/accounts", auth, "replay-" + run + "-" + k, body, 201);
             }
-            Harness.Operation plain = (t, seq) -> post(port, "/plain/accounts", auth, null, body, 201);
-            Harness.Operation unguarded = (t, seq) -> post(port, "/unguarded/accounts", auth, null, body, 201);
-            Harness.Operation fresh = (t, seq) -> post(port, "/guarded/accounts", auth,
-                    "fresh-" + run + "-" + t + "-" + seq, body, 201);
-            Harness.Operation replay = (t, seq) -> post(port, "/guarded/accounts", auth,
-                    "replay-" + run + "-" + (int) ((t * 7919L + seq) % replayKeys), body, 201);
+            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+            LoadClient[] plainClients = clients(port, "/plain/accounts", auth, clients);
+            LoadClient[] unguardedClients = clients(port, "/unguarded/accounts", auth, clients);
+            LoadClient[] freshClients = clients(port, "/guarded/accounts", auth, clients);
+            LoadClient[] replayClients = clients(port, "/guarded/accounts", auth, clients);
+            Harness.Operation plain = (t, seq) -> plainClients[t].post(null, bytes, 201);
+            Harness.Operation unguarded = (t, seq) -> unguardedClients[t].post(null, bytes, 201);
+            Harness.Operation fresh = (t, seq) -> freshClients[t].post("fresh-" + run + "-" + t + "-" + seq, bytes, 201);
+            Harness.Operation replay = (t, seq) -> replayClients[t].post(
+                    "replay-" + run + "-" + (int) ((t * 7919L + seq) % replayKeys), bytes, 201);
+            List<String> order = new ArrayList<>(List.of("no outbox row", "unguarded", "guarded, fresh keys", "guarded, replays"));
+            if (!variants.isEmpty()) { // for profiling one path: --variants unguarded,replays (names' first words)
+                order.removeIf(name -> variants.stream().noneMatch(v -> name.contains(v)));
+            }
             Map<String, Double> result = Harness.compare(
                     Map.of("no outbox row", plain, "unguarded", unguarded, "guarded, fresh keys", fresh,
-                            "guarded, replays", replay),
-                    List.of("no outbox row", "unguarded", "guarded, fresh keys", "guarded, replays"), clients, millis, rounds);
+                            "guarded, replays", replay), order, clients, millis, rounds);
             print("POST /accounts over HTTP (" + clients + " clients)", result, "unguarded");
         } finally {
             app.close();
         }
     }
 
-    /** One POST over a kept-alive connection (HttpURLConnection pools them per host), asserting the status. */
+    private static LoadClient[] clients(int port, String path, String auth, int n) {
+        LoadClient[] clients = new LoadClient[n];
+        for (int i = 0; i < n; i++) {
+            clients[i] = new LoadClient(port, path, auth);
+        }
+        return clients;
+    }
+
+    /** One POST with the JDK's client, to seed the replayed keys; the measured load goes through {@link LoadClient}. */
     private static void post(int port, String path, String auth, String key, String body, int expected) throws Exception {
         HttpURLConnection connection = (HttpURLConnection) URI.create("http://127.0.0.1:" + port + path).toURL().openConnection();
         connection.setRequestMethod("POST");
@@ -177,7 +197,7 @@ public final class GuardBenchmark {
         System.out.println();
         System.out.println(title);
         System.out.printf(Locale.ROOT, "  %-30s %12s %8s%n", "variant", "ops/s", "ratio");
-        double base = result.get(baseline);
+        double base = result.getOrDefault(baseline, Double.NaN);
         result.forEach((name, ops) -> System.out.printf(Locale.ROOT, "  %-30s %12.0f %7.2fx%n", name, ops, ops / base));
     }
 

@@ -18,6 +18,7 @@ import java.util.Set;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -46,6 +47,9 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
     private final IdempotencyPrincipalResolver principals;
     private final ResponseConversion conversion;
     private final int maxRequestBodyBytes;
+    /** Each method's annotation, merged, or empty: looked up once per method instead of on every call. */
+    private final java.util.Map<MethodClassKey, Optional<Idempotent>> annotations =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     IdempotentMethodInterceptor(IdempotencyMutationGuard guard, RoutePolicies policies,
                                 IdempotencyPrincipalResolver principals, ResponseConversion conversion,
@@ -60,7 +64,9 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
     @Override
     public Object invoke(MethodInvocation invocation) throws Throwable {
         Method method = invocation.getMethod();
-        Idempotent route = annotation(invocation);
+        Object target = invocation.getThis();
+        Idempotent route = annotations.computeIfAbsent(new MethodClassKey(method, target == null ? null : target.getClass()),
+                k -> Optional.ofNullable(annotation(invocation))).orElse(null);
         RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
         if (route == null || !(attributes instanceof ServletRequestAttributes servlet)) {
             return invocation.proceed(); // not an HTTP call of a declared route
