@@ -25,6 +25,16 @@ public final class CommitStatements {
     private CommitStatements() {
     }
 
+    /** Whether {@link #defer(Connection, String, Binder)} would defer on this connection. */
+    public static boolean deferrable(Connection connection) throws SQLException {
+        return connection.isWrapperFor(PipelinedConnection.class) && !connection.getAutoCommit();
+    }
+
+    /** {@link #deferrable(Connection)} for the connection {@code jdbc} uses in the current transaction. */
+    public static boolean deferrable(JdbcTemplate jdbc) {
+        return Boolean.TRUE.equals(jdbc.execute((ConnectionCallback<Boolean>) CommitStatements::deferrable));
+    }
+
     /**
      * Defers {@code sql} (one statement, without a trailing semicolon) to the commit of the transaction
      * {@code connection} is in.
@@ -33,7 +43,7 @@ public final class CommitStatements {
      *         auto-commit mode: the caller then runs the statement at once
      */
     public static boolean defer(Connection connection, String sql, Binder binder) throws SQLException {
-        if (!connection.isWrapperFor(PipelinedConnection.class) || connection.getAutoCommit()) {
+        if (!deferrable(connection)) {
             return false;
         }
         connection.unwrap(PipelinedConnection.class).defer(sql, binder);

@@ -220,6 +220,22 @@ class OnceDataSourceIT {
     }
 
     @Test
+    void several_events_of_a_completion_sent_with_the_commit_are_written_in_their_order_and_the_first_is_bound() {
+        var claimed = claim();
+        UUID order = UUID.randomUUID();
+        List<OutboxEvent> events = List.of(event(order).withId(UuidV7.next()), event(order).withId(UuidV7.next()),
+                event(order).withId(UuidV7.next()));
+
+        tx.executeWithoutResult(s -> store.markSucceededAtCommit(claimed.token(),
+                StoredResponse.of(201, "application/json", "{}"), null, events));
+
+        assertThat(jdbc.queryForList("SELECT id FROM outbox_event WHERE aggregate_id = ? ORDER BY seq", UUID.class,
+                order.toString())).containsExactlyElementsOf(events.stream().map(OutboxEvent::id).toList());
+        assertThat(jdbc.queryForObject("SELECT outbox_event_id FROM idempotency_record WHERE id = ?", UUID.class,
+                claimed.token().recordId())).isEqualTo(events.get(0).id());
+    }
+
+    @Test
     void a_stale_claim_sent_with_the_commit_fails_the_commit_and_nothing_of_the_transaction_stays() {
         var claimed = claim();
         store.release(claimed.token()); // as if the lease lapsed and another request took the key over

@@ -14,10 +14,10 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * Completion with outbox rows. At once ({@link #now}): the record is completed (binding the first event's id) and,
  * only if that update matched, the events are inserted, by a single {@code WITH … UPDATE …, … INSERT … WHERE EXISTS},
  * so a guarded request pays one round trip for its outbox rows and its completion together, and a stale token writes
- * nothing at all. With the commit ({@link #atCommit}, on an {@link dev.once.OnceDataSource}): the completion, which
- * refuses the commit when the claim is stale, then each event as {@link OutboxWriter} writes it, all sent with the
- * {@code COMMIT}; plain statements cost the server less than the combined one (no array parameters, no function scan,
- * no common table expressions to set up), and the round trip is shared anyway.
+ * nothing at all. With the commit ({@link #atCommit}, on an {@link dev.once.OnceDataSource}): each event as
+ * {@link OutboxWriter} writes it, then the completion, which refuses the commit when the claim is stale, all sent with
+ * the {@code COMMIT}. The round trip is shared anyway, and plain statements spare the server the combined one's array
+ * parameters, function scan and common table expressions (in pgbench no worse, possibly cheaper: docs/BENCHMARKS.md).
  */
 final class CompleteWithEvents {
 
@@ -56,7 +56,7 @@ final class CompleteWithEvents {
     /**
      * With the commit: sent before its outcome can be read, so a stale claim raises (SQLState
      * {@value StaleClaimException#SQLSTATE}, see {@code V4__claim_held.sql}) and the commit fails with it. The
-     * events follow it as statements of their own.
+     * events precede it as statements of their own.
      */
     static final String COMPLETE_AT_COMMIT = DONE + "SELECT once_claim_held(count(*)) FROM done";
 
@@ -72,17 +72,20 @@ final class CompleteWithEvents {
     }
 
     /**
-     * Defers the writes to the commit when the connection allows it, the completion first and then the events through
-     * {@code outbox} (which defers them too, on the same connection); otherwise writes now, or throws when stale.
+     * Defers the writes to the commit when the connection allows it: the events through {@code outbox} (which defers
+     * them on the same connection, and refuses the first or none, its checks being the same for each), then the
+     * completion, which cannot be refused, so that nothing is deferred without the rest. Otherwise writes now, or
+     * throws when stale.
      */
     static void atCommit(JdbcTemplate jdbc, OutboxWriter outbox, ClaimToken token, StoredResponse stored,
                          String taskId, List<OutboxEvent> events) {
-        UUID firstEvent = events.isEmpty() ? null : events.get(0).id();
-        CommitStatements.Binder completion = (ps, first) -> bindCompletion(ps, first, token, stored, taskId, firstEvent);
-        if (CommitStatements.defer(jdbc, COMPLETE_AT_COMMIT, completion)) {
+        if (CommitStatements.deferrable(jdbc)) {
             for (OutboxEvent event : events) {
                 outbox.append(event);
             }
+            UUID firstEvent = events.isEmpty() ? null : events.get(0).id();
+            CommitStatements.defer(jdbc, COMPLETE_AT_COMMIT,
+                    (ps, first) -> bindCompletion(ps, first, token, stored, taskId, firstEvent));
         } else if (!now(jdbc, token, stored, taskId, events)) {
             throw new StaleClaimException(token);
         }

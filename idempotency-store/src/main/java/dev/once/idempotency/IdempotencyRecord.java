@@ -166,7 +166,7 @@ public class IdempotencyRecord {
         return updatedAt;
     }
 
-    /** Maps {@link IdempotencyStatus} to the lower-case values of the {@code status} column's CHECK constraint. */
+    /** Maps {@link IdempotencyStatus} to the lower-case values the store writes to the {@code status} column. */
     @Converter
     static class StatusConverter implements AttributeConverter<IdempotencyStatus, String> {
 

@@ -2,7 +2,7 @@
 -- PostgreSQL rebuilds each CHECK expression from its stored text (and plans it) for every INSERT or UPDATE statement
 -- that touches the table: 13 % of the server's CPU on the guarded request path (perf, pgbench; docs/BENCHMARKS.md).
 -- Once checks the same rules before it writes: keys are 1-255 visible ASCII characters (IdempotencyKey), scopes are
--- not blank (IdempotencyScope), events have their fields and a version of 1 or more (OutboxEvent), and statuses and
+-- not empty (IdempotencyScope), events have their fields and a version of 1 or more (OutboxEvent), and statuses and
 -- leases are written only by the store's own statements. NOT NULL columns and the unique keys stay.
 ALTER TABLE idempotency_record
     DROP CONSTRAINT idempotency_record_status_ck,

@@ -23,8 +23,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  *   <li><b>Claim</b> the key outside any transaction, in one statement. A duplicate gets the stored response, an
  *       in-progress answer or a conflict, and the handler is not called.</li>
  *   <li><b>Work</b> in one new transaction: the handler's writes, then its outbox rows, task binding and
- *       {@code markSucceeded} with the response, written together by one statement, which travels with the
- *       {@code COMMIT} on an {@link dev.once.OnceDataSource}. A crash anywhere leaves all of it or none; the record then stays
+ *       {@code markSucceeded} with the response: on an {@link dev.once.OnceDataSource} sent with the {@code COMMIT}
+ *       (the outbox rows, then the completion, which fails the commit if the claim no longer holds the record),
+ *       otherwise written together by one statement that inserts the rows only if the claim still holds it. A crash anywhere leaves all of it or none; the record then stays
  *       {@code processing} until its lease lapses and a retry reclaims it.</li>
  *   <li><b>Failure:</b> when the handler throws or answers 400 or more, its transaction rolls back and the record is
  *       marked {@code failed} in a transaction of its own, with the error response, which repeats replay. Transient
@@ -231,8 +232,8 @@ public final class IdempotencyMutationGuard {
     }
 
     /**
-     * The handler's view of its guarded call. Appended events are kept until the handler returns and then written by
-     * the same statement that completes the record (one round trip, same transaction), with ids assigned now.
+     * The handler's view of its guarded call. Appended events are kept until the handler returns and then written
+     * with the record's completion (in the same transaction and round trip), with ids assigned now.
      */
     private static final class Context implements MutationContext {
 

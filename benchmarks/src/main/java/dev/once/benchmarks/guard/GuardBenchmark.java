@@ -150,12 +150,17 @@ public final class GuardBenchmark {
                     "replay-" + run + "-" + (int) ((t * 7919L + seq) % replayKeys), bytes, 201);
             List<String> order = new ArrayList<>(List.of("no outbox row", "unguarded", "guarded, fresh keys", "guarded, replays"));
             if (!variants.isEmpty()) { // for profiling one path: --variants unguarded,replays (names' first words)
-                order.removeIf(name -> variants.stream().noneMatch(v -> name.contains(v)));
+                order.removeIf(name -> variants.stream().noneMatch(v -> List.of(name.split("[ ,]+")).contains(v)));
             }
             Map<String, Double> result = Harness.compare(
                     Map.of("no outbox row", plain, "unguarded", unguarded, "guarded, fresh keys", fresh,
                             "guarded, replays", replay), order, clients, millis, rounds);
             print("POST /accounts over HTTP (" + clients + " clients)", result, "unguarded");
+            for (LoadClient[] group : List.of(plainClients, unguardedClients, freshClients, replayClients)) {
+                for (LoadClient client : group) {
+                    client.close();
+                }
+            }
         } finally {
             app.close();
         }

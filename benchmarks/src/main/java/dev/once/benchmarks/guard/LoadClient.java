@@ -35,7 +35,8 @@ final class LoadClient implements AutoCloseable {
 
     /** Posts {@code body} (with {@code key} unless null) and returns the status; throws if it is not {@code expected}. */
     int post(String key, byte[] body, int expected) throws IOException {
-        if (socket == null) {
+        boolean reused = socket != null;
+        if (!reused) {
             connect();
         }
         StringBuilder headers = new StringBuilder(96);
@@ -48,14 +49,35 @@ final class LoadClient implements AutoCloseable {
         System.arraycopy(head, 0, request, 0, head.length);
         System.arraycopy(tail, 0, request, head.length, tail.length);
         System.arraycopy(body, 0, request, head.length + tail.length, body.length);
-        out.write(request);
-        out.flush();
-        return readResponse(expected);
+        try {
+            out.write(request);
+            out.flush();
+            return readResponse(expected);
+        } catch (StaleConnection e) {
+            if (!reused) {
+                throw e;
+            }
+            close(); // the server closed the kept-alive connection while this variant waited its turn: once more
+            connect();
+            out.write(request);
+            out.flush();
+            return readResponse(expected);
+        }
+    }
+
+    /** The connection ended before any byte of a response. */
+    private static final class StaleConnection extends IOException {
+        StaleConnection() {
+            super("the connection closed before a response");
+        }
     }
 
     private int readResponse(int expected) throws IOException {
         String statusLine = readLine();
-        if (statusLine == null || !statusLine.startsWith("HTTP/1.1 ")) {
+        if (statusLine == null) {
+            throw new StaleConnection();
+        }
+        if (!statusLine.startsWith("HTTP/1.1 ")) {
             throw new IOException("no HTTP response: " + statusLine);
         }
         int status = Integer.parseInt(statusLine.substring(9, 12));
@@ -76,11 +98,13 @@ final class LoadClient implements AutoCloseable {
         }
         StringBuilder body = status == expected ? null : new StringBuilder();
         if (chunked) {
-            for (long size = Long.parseLong(readLine().trim(), 16); size > 0; size = Long.parseLong(readLine().trim(), 16)) {
+            for (long size = chunkSize(); size > 0; size = chunkSize()) {
                 skip(size, body);
                 readLine();
             }
-            readLine();
+            for (String trailer = readLine(); trailer != null && !trailer.isEmpty(); trailer = readLine()) {
+                // trailers: none expected from Tomcat, skipped
+            }
         } else if (length > 0) {
             skip(length, body);
         }
@@ -91,6 +115,15 @@ final class LoadClient implements AutoCloseable {
             throw new IllegalStateException("answered " + status + " instead of " + expected + ": " + body);
         }
         return status;
+    }
+
+    private long chunkSize() throws IOException {
+        String size = readLine();
+        if (size == null) {
+            throw new IOException("connection closed inside a chunked body");
+        }
+        int extension = size.indexOf(';');
+        return Long.parseLong((extension < 0 ? size : size.substring(0, extension)).trim(), 16);
     }
 
     private void skip(long n, StringBuilder into) throws IOException {
