@@ -118,8 +118,12 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
      * template leaves out, so that it is part of the request's identity.
      */
     static String target(HttpServletRequest request) {
+        java.util.Map<String, String[]> given = request.getParameterMap();
+        if (given.isEmpty()) {
+            return request.getRequestURI();
+        }
         StringBuilder target = new StringBuilder(request.getRequestURI());
-        java.util.Map<String, String[]> parameters = new java.util.TreeMap<>(request.getParameterMap());
+        java.util.Map<String, String[]> parameters = new java.util.TreeMap<>(given);
         char separator = '?';
         for (java.util.Map.Entry<String, String[]> parameter : parameters.entrySet()) {
             for (String value : parameter.getValue()) {
