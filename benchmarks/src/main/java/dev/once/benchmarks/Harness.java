@@ -23,6 +23,14 @@ public final class Harness {
 
     private static final java.util.concurrent.atomic.AtomicLong MEASUREMENTS = new java.util.concurrent.atomic.AtomicLong();
 
+    /** Untimed warm-up per variant, in milliseconds; 0 (the default) means one round's length. */
+    private static volatile long warmupMillis;
+
+    /** Sets every later {@link #compare}'s warm-up per variant ({@code --warmup} seconds of the benchmarks). */
+    public static void warmup(long millis) {
+        warmupMillis = millis;
+    }
+
     private Harness() {
     }
 
@@ -74,7 +82,7 @@ public final class Harness {
         java.util.Map<String, List<Double>> runs = new java.util.LinkedHashMap<>();
         for (String name : order) {
             // a whole round's length each: the first rounds after a 1 s warm-up still climbed by half (JIT, caches)
-            measure(operations.get(name), threads, Math.max(1_000, millis));
+            measure(operations.get(name), threads, warmupMillis > 0 ? warmupMillis : Math.max(1_000, millis));
             runs.put(name, new ArrayList<>());
         }
         for (int r = 0; r < rounds; r++) {

@@ -37,8 +37,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  *   <li>POST unguarded (business row + outbox row) vs. guarded with fresh keys vs. guarded replays;</li>
  *   <li>the business transaction alone vs. the same transaction plus one {@link OutboxWriter#append}.</li>
  * </ul>
- * Options: {@code --clients 16 --rounds 3 --seconds 5 --only all|outbox|endpoint --variants fresh,replays} (the last
- * for profiling: endpoint variants whose names contain one of these words).
+ * Options: {@code --clients 16 --rounds 3 --seconds 5 --only all|outbox|endpoint --variants fresh,replays --warmup 5}
+ * ({@code --variants}, for profiling: the endpoint variants with one of these words in their names; {@code --warmup}:
+ * untimed seconds per variant before the rounds, 30 by default).
  */
 public final class GuardBenchmark {
 
@@ -51,6 +52,9 @@ public final class GuardBenchmark {
         long millis = 5_000;
         String only = "all";
         List<String> variants = List.of();
+        // Steady state, not JIT warm-up: after one 5 s round the endpoint's rounds still climbed 2-3x for a minute
+        // more, and the warming JVM's share of the 2 cores hid the guard's database work (0.67x vs 0.51x warm).
+        Harness.warmup(30_000);
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--clients" -> clients = Integer.parseInt(args[i + 1]);
@@ -58,6 +62,7 @@ public final class GuardBenchmark {
                 case "--seconds" -> millis = Long.parseLong(args[i + 1]) * 1000;
                 case "--only" -> only = args[i + 1];
                 case "--variants" -> variants = List.of(args[i + 1].split(","));
+                case "--warmup" -> Harness.warmup(Long.parseLong(args[i + 1]) * 1000);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
