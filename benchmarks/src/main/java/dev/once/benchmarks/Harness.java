@@ -23,7 +23,10 @@ public final class Harness {
 
     private static final java.util.concurrent.atomic.AtomicLong MEASUREMENTS = new java.util.concurrent.atomic.AtomicLong();
 
-    /** Untimed warm-up per variant, in milliseconds; 0 (the default) means one round's length. */
+    /**
+     * Untimed warm-up per variant, in milliseconds; 0 (the default) means one round's length, the warm-up of every
+     * benchmark before the guard benchmark's 30 s.
+     */
     private static volatile long warmupMillis;
 
     /** Sets every later {@link #compare}'s warm-up per variant ({@code --warmup} seconds of the benchmarks). */
@@ -74,14 +77,14 @@ public final class Harness {
     }
 
     /**
-     * Measures every operation in {@code order} in alternating rounds after a warm-up of one round's length each, and returns the
-     * median operations per second of each, in that order.
+     * Measures every operation in {@code order} in alternating rounds after a warm-up of each ({@link #warmup}, by
+     * default one round's length), and returns the median operations per second of each, in that order.
      */
     public static java.util.Map<String, Double> compare(java.util.Map<String, Operation> operations, List<String> order,
                                                         int threads, long millis, int rounds) throws InterruptedException {
         java.util.Map<String, List<Double>> runs = new java.util.LinkedHashMap<>();
         for (String name : order) {
-            // a whole round's length each: the first rounds after a 1 s warm-up still climbed by half (JIT, caches)
+            // at least a round's length each: the first rounds after a 1 s warm-up still climbed by half (JIT, caches)
             measure(operations.get(name), threads, warmupMillis > 0 ? warmupMillis : Math.max(1_000, millis));
             runs.put(name, new ArrayList<>());
         }

@@ -53,7 +53,7 @@ public final class GuardBenchmark {
         String only = "all";
         List<String> variants = List.of();
         // Steady state, not JIT warm-up: after one 5 s round the endpoint's rounds still climbed 2-3x for a minute
-        // more, and the warming JVM's share of the 2 cores hid the guard's database work (0.67x vs 0.51x warm).
+        // more (guarded 0.60-0.73x then, 0.51-0.62x warm; --warmup 0 reproduces the one-round warm-up).
         Harness.warmup(30_000);
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {

@@ -21,8 +21,8 @@ final class MicrometerGuardListener implements GuardListener {
     private final Map<String, Counter> counters = new ConcurrentHashMap<>();
     private final Map<String, Timer> timers = new ConcurrentHashMap<>();
     /**
-     * Looked up on first use (requests come after the context has started, so the answer is final) and kept, also
-     * when there is none: a bean lookup per request cost 1-2 % of a guarded request's CPU.
+     * Looked up on first use and kept, also when there is none: {@code getIfAvailable} creates a defined registry on
+     * demand, so its absence is final. A bean lookup per request cost 1-2 % of a guarded request's CPU.
      */
     private volatile Optional<MeterRegistry> registry;
 
