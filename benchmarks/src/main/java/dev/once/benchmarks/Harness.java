@@ -23,17 +23,6 @@ public final class Harness {
 
     private static final java.util.concurrent.atomic.AtomicLong MEASUREMENTS = new java.util.concurrent.atomic.AtomicLong();
 
-    /**
-     * Untimed warm-up per variant, in milliseconds; 0 (the default) means one round's length, the warm-up of every
-     * benchmark before the guard benchmark's 30 s.
-     */
-    private static volatile long warmupMillis;
-
-    /** Sets every later {@link #compare}'s warm-up per variant ({@code --warmup} seconds of the benchmarks). */
-    public static void warmup(long millis) {
-        warmupMillis = millis;
-    }
-
     private Harness() {
     }
 
@@ -77,15 +66,22 @@ public final class Harness {
     }
 
     /**
-     * Measures every operation in {@code order} in alternating rounds after a warm-up of each ({@link #warmup}, by
-     * default one round's length), and returns the median operations per second of each, in that order.
+     * Measures every operation in {@code order} in alternating rounds after a warm-up of one round's length each, and
+     * returns the median operations per second of each, in that order.
      */
     public static java.util.Map<String, Double> compare(java.util.Map<String, Operation> operations, List<String> order,
                                                         int threads, long millis, int rounds) throws InterruptedException {
+        return compare(operations, order, threads, millis, rounds, Math.max(1_000, millis));
+    }
+
+    /** {@link #compare(java.util.Map, List, int, long, int)} after a warm-up of {@code warmupMillis} each. */
+    public static java.util.Map<String, Double> compare(java.util.Map<String, Operation> operations, List<String> order,
+                                                        int threads, long millis, int rounds, long warmupMillis)
+            throws InterruptedException {
         java.util.Map<String, List<Double>> runs = new java.util.LinkedHashMap<>();
         for (String name : order) {
-            // at least a round's length each: the first rounds after a 1 s warm-up still climbed by half (JIT, caches)
-            measure(operations.get(name), threads, warmupMillis > 0 ? warmupMillis : Math.max(1_000, millis));
+            // the first rounds after a 1 s warm-up still climbed by half (JIT, caches), hence a round's length or more
+            measure(operations.get(name), threads, warmupMillis);
             runs.put(name, new ArrayList<>());
         }
         for (int r = 0; r < rounds; r++) {

@@ -18,8 +18,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  *
  * <p><b>A repeat: one more, a read.</b> When the key exists the insert writes nothing, and {@link #READ_EXISTING}
  * reads the record that holds it; unless that record is reclaimable it decides the answer: a replay, a conflict, in
- * progress or a stored failure. (Folding the read into the insert's statement saves replays a round trip but costs
- * every fresh claim 7-12 % in the claim benchmark, so it is not done.)
+ * progress or a stored failure. (Folding the read into the insert's statement saves replays a round trip but cost
+ * every fresh claim 7-29 % in the claim benchmark, and 25-39 % as a PL/pgSQL function; docs/BENCHMARKS.md.)
  * Outside a transaction it commits asynchronously ({@link #INSERT_FRESH_ASYNC_COMMIT}) unless the policy asks for a
  * {@linkplain ClaimPolicy#durable() durable} claim.
  *
@@ -35,17 +35,21 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 final class ClaimStatement {
 
     /**
-     * A fresh key, the common case: a plain {@code INSERT … ON CONFLICT DO NOTHING RETURNING}. Parameters 1-7 as
-     * {@link #bindClaim}.
+     * The fresh-key insert, a plain {@code INSERT … ON CONFLICT DO NOTHING RETURNING}; placeholders: a leading
+     * common table expression and the {@code FROM} that uses it (see {@link #INSERT_FRESH_ASYNC_COMMIT}). Parameters
+     * 1-7 as {@link #bindClaim}.
      */
-    static final String INSERT_FRESH = """
-            INSERT INTO idempotency_record
+    private static final String INSERT_FRESH_TEMPLATE = """
+            %sINSERT INTO idempotency_record
                 (tenant_id, user_id, route, idempotency_key, request_hash, status, locked_until, expires_at)
-            VALUES (?, ?, ?, ?, ?, 'processing',
-                    statement_timestamp() + CAST(? AS bigint) * interval '1 millisecond', statement_timestamp() + CAST(? AS bigint) * interval '1 millisecond')
-            ON CONFLICT ON CONSTRAINT idempotency_record_scope_uk DO NOTHING
+            SELECT ?, ?, ?, ?, ?, 'processing',
+                   statement_timestamp() + CAST(? AS bigint) * interval '1 millisecond', statement_timestamp() + CAST(? AS bigint) * interval '1 millisecond'
+            %sON CONFLICT ON CONSTRAINT idempotency_record_scope_uk DO NOTHING
             RETURNING id
             """;
+
+    /** A fresh key, the common case, committing with the caller's durability: in a transaction, or a durable claim. */
+    static final String INSERT_FRESH = INSERT_FRESH_TEMPLATE.formatted("", "");
 
     /**
      * {@link #INSERT_FRESH} for a claim made outside any transaction: it commits with {@code synchronous_commit=off},
@@ -58,16 +62,8 @@ final class ClaimStatement {
      * scope as well as its id and fence ({@link ClaimOwner}). Inside a caller's transaction the caller's durability
      * applies unchanged.
      */
-    static final String INSERT_FRESH_ASYNC_COMMIT = """
-            WITH durability AS (SELECT set_config('synchronous_commit', 'off', true))
-            INSERT INTO idempotency_record
-                (tenant_id, user_id, route, idempotency_key, request_hash, status, locked_until, expires_at)
-            SELECT ?, ?, ?, ?, ?, 'processing',
-                   statement_timestamp() + CAST(? AS bigint) * interval '1 millisecond', statement_timestamp() + CAST(? AS bigint) * interval '1 millisecond'
-            FROM durability
-            ON CONFLICT ON CONSTRAINT idempotency_record_scope_uk DO NOTHING
-            RETURNING id
-            """;
+    static final String INSERT_FRESH_ASYNC_COMMIT = INSERT_FRESH_TEMPLATE.formatted(
+            "WITH durability AS (SELECT set_config('synchronous_commit', 'off', true))\n", "FROM durability\n");
 
     /**
      * Whether record {@code r} may be claimed by request {@code req} (its {@code request_hash} and

@@ -53,8 +53,8 @@ public final class GuardBenchmark {
         String only = "all";
         List<String> variants = List.of();
         // Steady state, not JIT warm-up: after one 5 s round the endpoint's rounds still climbed 2-3x for a minute
-        // more (guarded 0.60-0.73x then, 0.51-0.62x warm; --warmup 0 reproduces the one-round warm-up).
-        Harness.warmup(30_000);
+        // more (guarded 0.60-0.73x then, 0.51-0.62x warm; --warmup 5 reproduces the one-round warm-up).
+        long warmup = 30_000;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--clients" -> clients = Integer.parseInt(args[i + 1]);
@@ -62,7 +62,7 @@ public final class GuardBenchmark {
                 case "--seconds" -> millis = Long.parseLong(args[i + 1]) * 1000;
                 case "--only" -> only = args[i + 1];
                 case "--variants" -> variants = List.of(args[i + 1].split(","));
-                case "--warmup" -> Harness.warmup(Long.parseLong(args[i + 1]) * 1000);
+                case "--warmup" -> warmup = Long.parseLong(args[i + 1]) * 1000;
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -70,30 +70,34 @@ public final class GuardBenchmark {
         String schema = "bench_guard_" + Long.toHexString(System.nanoTime());
         execute(server, "CREATE SCHEMA " + schema);
         try {
-            run(server, schema, clients, millis, rounds, only, variants);
+            run(server, schema, new Load(clients, millis, rounds, warmup), only, variants);
         } finally {
             execute(server, "DROP SCHEMA " + schema + " CASCADE");
         }
     }
 
-    private static void run(PostgresServer server, String schema, int clients, long millis, int rounds, String only,
-                            List<String> variants)
+    /** How the variants are driven: client threads, round length, rounds, and the untimed warm-up of each. */
+    record Load(int clients, long millis, int rounds, long warmupMillis) {
+    }
+
+    private static void run(PostgresServer server, String schema, Load load, String only, List<String> variants)
             throws Exception {
-        try (HikariDataSource ds = TestDatabase.newDataSource(schema, clients + 4, null)) {
+        try (HikariDataSource ds = TestDatabase.newDataSource(schema, load.clients() + 4, null)) {
             OnceMigrations.migrate(ds);
             new JdbcTemplate(ds).execute("CREATE TABLE bench_account (id uuid PRIMARY KEY, tenant_id text NOT NULL, name text NOT NULL)");
         }
         System.out.printf(Locale.ROOT, "guard benchmark on %s (%d clients, %d rounds x %d s, alternating)%n",
-                server, clients, rounds, millis / 1000);
+                server, load.clients(), load.rounds(), load.millis() / 1000);
         if (!only.equals("endpoint")) {
-            outboxWritePath(schema, clients, millis, rounds);
+            outboxWritePath(schema, load);
         }
         if (!only.equals("outbox")) {
-            endpoint(server, schema, clients, millis, rounds, variants);
+            endpoint(server, schema, load, variants);
         }
     }
 
-    private static void outboxWritePath(String schema, int clients, long millis, int rounds) throws Exception {
+    private static void outboxWritePath(String schema, Load load) throws Exception {
+        int clients = load.clients();
         try (HikariDataSource pool = TestDatabase.newDataSource(schema, clients + 1, null)) {
             // as a Spring Boot application has it: the pool wrapped by Once's autoconfiguration
             OnceDataSource ds = new OnceDataSource(pool);
@@ -110,7 +114,8 @@ public final class GuardBenchmark {
             String plain = "tx + outbox row, plain pool";
             Map<String, Double> result = Harness.compare(Map.of("business tx alone", alone,
                             "business tx + outbox row", withOutbox, plain, atOnce),
-                    List.of("business tx alone", "business tx + outbox row", plain), clients, millis, rounds);
+                    List.of("business tx alone", "business tx + outbox row", plain), clients, load.millis(), load.rounds(),
+                    load.warmupMillis());
             print("outbox write path (JDBC, " + clients + " threads)", result, "business tx alone");
         }
     }
@@ -122,8 +127,9 @@ public final class GuardBenchmark {
                 .type("AccountCreated", 1).payloadJson("{\"id\":\"" + id + "\",\"name\":\"Ada\"}").build());
     }
 
-    private static void endpoint(PostgresServer server, String schema, int clients, long millis, int rounds,
-                                 List<String> variants) throws Exception {
+    private static void endpoint(PostgresServer server, String schema, Load load, List<String> variants)
+            throws Exception {
+        int clients = load.clients();
         ConfigurableApplicationContext app = new SpringApplicationBuilder(BenchApp.class).properties(Map.of(
                 "server.port", "0",
                 "spring.datasource.url", server.jdbcUrlForSchema(schema),
@@ -159,7 +165,8 @@ public final class GuardBenchmark {
             }
             Map<String, Double> result = Harness.compare(
                     Map.of("no outbox row", plain, "unguarded", unguarded, "guarded, fresh keys", fresh,
-                            "guarded, replays", replay), order, clients, millis, rounds);
+                            "guarded, replays", replay),
+                    order, clients, load.millis(), load.rounds(), load.warmupMillis());
             print("POST /accounts over HTTP (" + clients + " clients)", result, "unguarded");
             for (LoadClient[] group : List.of(plainClients, unguardedClients, freshClients, replayClients)) {
                 for (LoadClient client : group) {

@@ -49,19 +49,20 @@ final class LoadClient implements AutoCloseable {
         System.arraycopy(head, 0, request, 0, head.length);
         System.arraycopy(tail, 0, request, head.length, tail.length);
         System.arraycopy(body, 0, request, head.length + tail.length, body.length);
-        try {
-            out.write(request);
-            out.flush();
-            return readResponse(expected);
-        } catch (StaleConnection e) {
-            if (!reused) {
-                throw e;
+        while (true) {
+            try {
+                out.write(request);
+                out.flush();
+                return readResponse(expected);
+            } catch (StaleConnection e) {
+                if (!reused) {
+                    throw e;
+                }
+                // the server closed the kept-alive connection while this variant waited its turn: once more, afresh
+                reused = false;
+                close();
+                connect();
             }
-            close(); // the server closed the kept-alive connection while this variant waited its turn: once more
-            connect();
-            out.write(request);
-            out.flush();
-            return readResponse(expected);
         }
     }
 
