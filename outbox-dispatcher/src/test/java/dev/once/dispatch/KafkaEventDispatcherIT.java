@@ -103,8 +103,7 @@ class KafkaEventDispatcherIT {
     UUID publish(UUID id, String payload, Map<String, String> headers) {
         ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "o-1", payload.getBytes(StandardCharsets.UTF_8));
         headers.forEach((k, v) -> record.headers().add(k, v.getBytes(StandardCharsets.UTF_8)));
-        producer.send(record);
-        producer.flush();
+        TestKafka.sendAll(producer, List.of(record));
         return id;
     }
 
@@ -203,6 +202,7 @@ class KafkaEventDispatcherIT {
         String wide = topic + ".wide";
         KafkaEventDispatcher first = new KafkaEventDispatcher(TestKafka.bootstrapServers(), "g-" + wide, core, 1, 3, wide);
         first.start();
+        List<ProducerRecord<String, byte[]>> records = new ArrayList<>();
         for (int i = 0; i < 5_000; i++) {
             UUID id = UUID.randomUUID();
             ProducerRecord<String, byte[]> record = new ProducerRecord<>(wide, "o-" + (i % 97),
@@ -210,17 +210,17 @@ class KafkaEventDispatcherIT {
             Map.of(KafkaTransport.EVENT_ID, id.toString(), KafkaTransport.TENANT_ID, "acme", KafkaTransport.ACTOR_ID, "alice",
                     KafkaTransport.EVENT_TYPE, "OrderPlaced", KafkaTransport.EVENT_VERSION, "1")
                     .forEach((k, v) -> record.headers().add(k, v.getBytes(StandardCharsets.UTF_8)));
-            producer.send(record);
+            records.add(record);
         }
-        producer.flush();
+        TestKafka.sendAll(producer, records);
 
-        await().atMost(Duration.ofSeconds(120)).until(() -> effectCount("projection") >= 1_000);
+        awaitOrExplain(Duration.ofSeconds(120), () -> effectCount("projection") >= 1_000);
         KafkaEventDispatcher second = new KafkaEventDispatcher(TestKafka.bootstrapServers(), "g-" + wide, core, 1, 3, wide);
         second.start(); // joins: the group rebalances
-        await().atMost(Duration.ofSeconds(120)).until(() -> effectCount("projection") >= 3_000);
+        awaitOrExplain(Duration.ofSeconds(120), () -> effectCount("projection") >= 3_000);
         first.close(); // leaves: the group rebalances again
         try {
-            await().atMost(Duration.ofSeconds(180)).until(() -> effectCount("projection") == 5_000 && effectCount("mailer") == 5_000);
+            awaitOrExplain(Duration.ofSeconds(180), () -> effectCount("projection") == 5_000 && effectCount("mailer") == 5_000);
         } finally {
             second.close();
         }
@@ -267,6 +267,27 @@ class KafkaEventDispatcherIT {
             second.close();
         }
         assertThat(effects("projection", id)).isEqualTo(1);
+    }
+
+    /** Waits for the condition; when it times out, the failure tells what the effects, claims and consumers were doing. */
+    void awaitOrExplain(Duration max, java.util.concurrent.Callable<Boolean> condition) {
+        try {
+            await().atMost(max).until(condition);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            StringBuilder why = new StringBuilder(e.getMessage());
+            why.append("\neffects: ").append(jdbc.queryForList(
+                    "SELECT handler, count(*) AS effects, count(DISTINCT event_id) AS events FROM effect GROUP BY handler"));
+            why.append("\nclaims not succeeded: ").append(jdbc.queryForList("""
+                    SELECT route, status, count(*) AS claims, min(locked_until - now()) AS lease_left
+                    FROM idempotency_record WHERE status <> 'succeeded' GROUP BY route, status"""));
+            Thread.getAllStackTraces().forEach((thread, stack) -> {
+                if (thread.getName().contains("-C-") || java.util.Arrays.stream(stack).anyMatch(f -> f.getClassName().startsWith("dev.once.dispatch.Event"))) {
+                    why.append("\n\"").append(thread.getName()).append("\" ").append(thread.getState());
+                    java.util.Arrays.stream(stack).limit(40).forEach(frame -> why.append("\n    at ").append(frame));
+                }
+            });
+            throw new AssertionError(why.toString(), e);
+        }
     }
 
     long effectCount(String handler) {

@@ -224,10 +224,11 @@ class BadInputIT {
         ProducerRecord<String, byte[]> valid = record(topic, "{\"email\":\"ok@example.com\",\"name\":\"Ok\"}",
                 headers(good, "acme", "AccountCreated", "1"));
         try (KafkaProducer<String, byte[]> producer = producer()) {
-            producer.send(first);
+            TestKafka.sendAll(producer, List.of(first));
             await().atMost(Duration.ofSeconds(60)).until(() -> handled(reused) == 2);
-            corpus.values().forEach(producer::send);
-            producer.send(valid);
+            List<ProducerRecord<String, byte[]>> rest = new java.util.ArrayList<>(corpus.values());
+            rest.add(valid);
+            TestKafka.sendAll(producer, rest);
         }
 
         await().atMost(Duration.ofSeconds(60)).until(() -> handled(good) == 2); // both handlers, after the bad ones

@@ -108,6 +108,7 @@ class ConsumerChurnIT {
         config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
         try (KafkaProducer<String, byte[]> producer =
                      new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
+            List<ProducerRecord<String, byte[]>> records = new java.util.ArrayList<>();
             for (int i = 0; i < EVENTS; i++) {
                 ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "order-" + (i % 211),
                         ("{\"n\":" + i + "}").getBytes(StandardCharsets.UTF_8));
@@ -115,9 +116,9 @@ class ConsumerChurnIT {
                                 KafkaTransport.ACTOR_ID, "alice", KafkaTransport.EVENT_TYPE, "OrderPlaced",
                                 KafkaTransport.EVENT_VERSION, "1")
                         .forEach((k, v) -> record.headers().add(k, v.getBytes(StandardCharsets.UTF_8)));
-                producer.send(record);
+                records.add(record);
             }
-            producer.flush();
+            TestKafka.sendAll(producer, records);
         }
     }
 

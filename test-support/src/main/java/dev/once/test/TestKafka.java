@@ -1,14 +1,22 @@
 package dev.once.test;
 
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,18 +80,53 @@ public final class TestKafka {
         return broker.getBrokersAsString();
     }
 
-    /** Creates {@code topic} with {@code partitions} partitions unless it exists; waits until it does. */
+    /**
+     * Creates {@code topic} with {@code partitions} partitions unless it exists, and waits until every partition's
+     * leader serves requests. A topic the controller has created may not be writable yet: a producer that meets
+     * {@code NOT_LEADER_OR_FOLLOWER} on its first batch while its later batches land can end in an endless
+     * {@code OUT_OF_ORDER_SEQUENCE_NUMBER} retry, and its records never arrive. A successful {@code ListOffsets} for
+     * every partition proves each leader is online (the admin client retries it until then).
+     */
     public static void createTopic(String topic, int partitions) {
         Properties config = new Properties();
         config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
         try (Admin admin = Admin.create(config)) {
-            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof TopicExistsException)) {
-                throw new IllegalStateException("Could not create topic " + topic, e);
+            try {
+                admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof TopicExistsException)) {
+                    throw new IllegalStateException("Could not create topic " + topic, e);
+                }
             }
-        } catch (InterruptedException | TimeoutException e) {
-            throw new IllegalStateException("Could not create topic " + topic, e);
+            Map<TopicPartition, OffsetSpec> everyPartition = new HashMap<>();
+            admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions()
+                    .forEach(p -> everyPartition.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
+            admin.listOffsets(everyPartition).all().get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException | InterruptedException | TimeoutException e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IllegalStateException("Topic " + topic + " did not become writable", e);
+        }
+    }
+
+    /**
+     * Sends {@code records} and waits until the broker has acknowledged every one; a record the producer gave up on
+     * fails here, naming why, instead of leaving a test to wait for an effect that can never come.
+     */
+    public static <K, V> void sendAll(Producer<K, V> producer, List<ProducerRecord<K, V>> records) {
+        List<Future<RecordMetadata>> acks = new ArrayList<>(records.size());
+        records.forEach(record -> acks.add(producer.send(record)));
+        producer.flush();
+        try {
+            for (Future<RecordMetadata> ack : acks) {
+                ack.get(2, TimeUnit.MINUTES);
+            }
+        } catch (ExecutionException | InterruptedException | TimeoutException e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IllegalStateException("The broker did not acknowledge a test record", e);
         }
     }
 }
