@@ -1,5 +1,8 @@
 package dev.once.test;
 
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -17,6 +20,7 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -85,7 +89,7 @@ public final class TestKafka {
      * leader serves requests. A topic the controller has created may not be writable yet: a producer that meets
      * {@code NOT_LEADER_OR_FOLLOWER} on its first batch while its later batches land can end in an endless
      * {@code OUT_OF_ORDER_SEQUENCE_NUMBER} retry, and its records never arrive. A successful {@code ListOffsets} for
-     * every partition proves each leader is online (the admin client retries it until then).
+     * every partition proves each leader is online (asked again while a leader is not yet known).
      */
     public static void createTopic(String topic, int partitions) {
         Properties config = new Properties();
@@ -98,16 +102,24 @@ public final class TestKafka {
                     throw new IllegalStateException("Could not create topic " + topic, e);
                 }
             }
-            Map<TopicPartition, OffsetSpec> everyPartition = new HashMap<>();
-            admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions()
-                    .forEach(p -> everyPartition.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
-            admin.listOffsets(everyPartition).all().get(30, TimeUnit.SECONDS);
-        } catch (ExecutionException | InterruptedException | TimeoutException e) {
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).ignoreExceptionsMatching(
+                            e -> e instanceof ExecutionException && e.getCause() instanceof RetriableException)
+                    .alias("every partition of " + topic + " has an online leader")
+                    .until(() -> leadersServe(admin, topic));
+        } catch (InterruptedException | TimeoutException e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
             throw new IllegalStateException("Topic " + topic + " did not become writable", e);
         }
+    }
+
+    private static boolean leadersServe(Admin admin, String topic) throws Exception {
+        Map<TopicPartition, OffsetSpec> everyPartition = new HashMap<>();
+        admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic).partitions()
+                .forEach(p -> everyPartition.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
+        admin.listOffsets(everyPartition).all().get(10, TimeUnit.SECONDS);
+        return true;
     }
 
     /**
