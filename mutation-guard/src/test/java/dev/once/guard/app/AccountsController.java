@@ -24,10 +24,13 @@ public class AccountsController {
 
     private final AccountRepository accounts;
     private final Probe probe;
+    private final org.springframework.beans.factory.ObjectProvider<AccountsController> self;
 
-    public AccountsController(AccountRepository accounts, Probe probe) {
+    public AccountsController(AccountRepository accounts, Probe probe,
+                              org.springframework.beans.factory.ObjectProvider<AccountsController> self) {
         this.accounts = accounts;
         this.probe = probe;
+        this.self = self;
     }
 
     @Idempotent
@@ -103,6 +106,14 @@ public class AccountsController {
                                                        @org.springframework.web.bind.annotation.RequestParam(defaultValue = "normal") String priority) {
         probe.ran("notes");
         return ResponseEntity.status(HttpStatus.CREATED).body(Map.of("account", id.toString(), "priority", priority));
+    }
+
+    /** Not declared idempotent: calls a declared route's method as code, through its proxy, and reports what it got. */
+    @PostMapping("/accounts/{id}/notes/forwarded")
+    public ResponseEntity<Map<String, Object>> forwardNote(@PathVariable UUID id, @RequestBody Map<String, Object> body) {
+        ResponseEntity<Map<String, Object>> inner = self.getObject().addNote(id, body, "forwarded");
+        return ResponseEntity.ok(Map.of("inner_status", inner.getStatusCode().value(),
+                "inner_replayed", String.valueOf(inner.getHeaders().getFirst("Idempotent-Replayed"))));
     }
 
     /** Not declared idempotent: untouched by Once even when a client sends a key. */
