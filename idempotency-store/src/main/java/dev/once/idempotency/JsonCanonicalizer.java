@@ -4,9 +4,10 @@ import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
 import tools.jackson.core.StreamReadFeature;
-import tools.jackson.databind.DeserializationFeature;
-import tools.jackson.databind.JsonNode;
+import tools.jackson.core.exc.StreamReadException;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -19,9 +20,6 @@ import tools.jackson.databind.json.JsonMapper;
 final class JsonCanonicalizer {
 
     private static final JsonMapper MAPPER = JsonMapper.builder()
-            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
-            .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY)
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .build();
 
@@ -30,43 +28,56 @@ final class JsonCanonicalizer {
 
     /**
      * The canonical form of {@code json}, or null when it holds no JSON value at all (only whitespace); throws
-     * Jackson's exception for anything else that is not one JSON value.
+     * Jackson's exception for anything else that is not one JSON value. Streams the tokens (no tree): every guarded
+     * request with a JSON body comes through here.
      */
     static String canonicalize(byte[] json) {
-        JsonNode root = MAPPER.readTree(json);
-        if (root == null || root.isMissingNode()) {
-            return null;
+        try (JsonParser parser = MAPPER.createParser(json)) {
+            JsonToken first = parser.nextToken();
+            if (first == null) {
+                return null;
+            }
+            StringBuilder out = new StringBuilder(json.length);
+            write(parser, first, out);
+            if (parser.nextToken() != null) {
+                throw new StreamReadException(parser, "Trailing token after the JSON value: " + parser.currentToken());
+            }
+            return out.toString();
         }
-        StringBuilder out = new StringBuilder(json.length);
-        write(root, out);
-        return out.toString();
     }
 
-    private static void write(JsonNode node, StringBuilder out) {
-        switch (node.getNodeType()) {
-            case OBJECT -> writeObject(node, out);
-            case ARRAY -> {
+    private static void write(JsonParser parser, JsonToken token, StringBuilder out) {
+        switch (token) {
+            case START_OBJECT -> writeObject(parser, out);
+            case START_ARRAY -> {
                 out.append('[');
                 boolean first = true;
-                for (JsonNode element : node.values()) {
+                for (JsonToken element = parser.nextToken(); element != JsonToken.END_ARRAY; element = parser.nextToken()) {
                     if (!first) {
                         out.append(',');
                     }
                     first = false;
-                    write(element, out);
+                    write(parser, element, out);
                 }
                 out.append(']');
             }
-            case STRING -> writeString(node.stringValue(), out);
-            case NUMBER -> out.append(number(node.decimalValue()));
-            case BOOLEAN -> out.append(node.booleanValue());
-            case NULL -> out.append("null");
-            default -> throw new IllegalArgumentException("Not a JSON value: " + node.getNodeType());
+            case VALUE_STRING -> writeString(parser.getString(), out);
+            case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> out.append(number(parser.getDecimalValue()));
+            case VALUE_TRUE -> out.append("true");
+            case VALUE_FALSE -> out.append("false");
+            case VALUE_NULL -> out.append("null");
+            default -> throw new StreamReadException(parser, "Not a JSON value: " + token);
         }
     }
 
-    private static void writeObject(JsonNode node, StringBuilder out) {
-        List<Map.Entry<String, JsonNode>> members = new ArrayList<>(node.properties());
+    /** Members are written to text first, then sorted by name; the parser refuses duplicate names. */
+    private static void writeObject(JsonParser parser, StringBuilder out) {
+        List<Map.Entry<String, String>> members = new ArrayList<>();
+        for (String name = parser.nextName(); name != null; name = parser.nextName()) {
+            StringBuilder value = new StringBuilder();
+            write(parser, parser.nextToken(), value);
+            members.add(Map.entry(name, value.toString()));
+        }
         members.sort(Map.Entry.comparingByKey()); // String order is UTF-16 code-unit order, as RFC 8785 requires
         out.append('{');
         for (int i = 0; i < members.size(); i++) {
@@ -74,8 +85,7 @@ final class JsonCanonicalizer {
                 out.append(',');
             }
             writeString(members.get(i).getKey(), out);
-            out.append(':');
-            write(members.get(i).getValue(), out);
+            out.append(':').append(members.get(i).getValue());
         }
         out.append('}');
     }
