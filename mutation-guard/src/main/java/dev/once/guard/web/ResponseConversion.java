@@ -83,7 +83,7 @@ final class ResponseConversion {
     /**
      * Writes a completed result straight to the servlet response: the stored status, headers and bytes, without
      * Spring MVC's message converters and content negotiation (the bytes were produced by them the first time, and
-     * are replayed as they are). Saves a replay about a tenth of its JVM time.
+     * are replayed as they are). That return-value handling was 13 % of a replay's JVM samples.
      */
     void write(GuardResult.Completed completed, HttpServletResponse servlet) throws IOException {
         StoredResponse response = completed.response();
