@@ -28,8 +28,9 @@ final class JsonCanonicalizer {
 
     /**
      * The canonical form of {@code json}, or null when it holds no JSON value at all (only whitespace); throws
-     * Jackson's exception for anything else that is not one JSON value. Streams the tokens (no tree): every guarded
-     * request with a JSON body comes through here.
+     * Jackson's exception for anything else that is not one JSON value. Reads the tokens into a minimal tree (scalars
+     * as their canonical text, objects as sorted members, arrays as lists) and writes it once: every guarded request
+     * with a JSON body comes through here.
      */
     static String canonicalize(byte[] json) {
         try (JsonParser parser = MAPPER.createParser(json)) {
@@ -37,57 +38,85 @@ final class JsonCanonicalizer {
             if (first == null) {
                 return null;
             }
-            StringBuilder out = new StringBuilder(json.length);
-            write(parser, first, out);
+            Object root = read(parser, first);
             if (parser.nextToken() != null) {
                 throw new StreamReadException(parser, "Trailing token after the JSON value: " + parser.currentToken());
             }
+            StringBuilder out = new StringBuilder(json.length);
+            write(root, out);
             return out.toString();
         }
     }
 
-    private static void write(JsonParser parser, JsonToken token, StringBuilder out) {
+    /** An object's members, sorted by name (the parser refuses duplicate names). */
+    private record Members(List<Map.Entry<String, Object>> sorted) {
+    }
+
+    /** A scalar as its canonical text ({@code String}), an object as {@link Members}, an array as a {@code List}. */
+    private static Object read(JsonParser parser, JsonToken token) {
         switch (token) {
-            case START_OBJECT -> writeObject(parser, out);
-            case START_ARRAY -> {
-                out.append('[');
-                boolean first = true;
-                for (JsonToken element = parser.nextToken(); element != JsonToken.END_ARRAY; element = parser.nextToken()) {
-                    if (!first) {
-                        out.append(',');
-                    }
-                    first = false;
-                    write(parser, element, out);
+            case START_OBJECT -> {
+                List<Map.Entry<String, Object>> members = new ArrayList<>();
+                for (String name = parser.nextName(); name != null; name = parser.nextName()) {
+                    members.add(Map.entry(name, read(parser, parser.nextToken())));
                 }
-                out.append(']');
+                members.sort(Map.Entry.comparingByKey()); // String order is UTF-16 code-unit order, as RFC 8785 requires
+                return new Members(members);
             }
-            case VALUE_STRING -> writeString(parser.getString(), out);
-            case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> out.append(number(parser.getDecimalValue()));
-            case VALUE_TRUE -> out.append("true");
-            case VALUE_FALSE -> out.append("false");
-            case VALUE_NULL -> out.append("null");
+            case START_ARRAY -> {
+                List<Object> elements = new ArrayList<>();
+                for (JsonToken element = parser.nextToken(); element != JsonToken.END_ARRAY; element = parser.nextToken()) {
+                    elements.add(read(parser, element));
+                }
+                return elements;
+            }
+            case VALUE_STRING -> {
+                StringBuilder text = new StringBuilder();
+                writeString(parser.getString(), text);
+                return text.toString();
+            }
+            case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> {
+                return number(parser.getDecimalValue());
+            }
+            case VALUE_TRUE -> {
+                return "true";
+            }
+            case VALUE_FALSE -> {
+                return "false";
+            }
+            case VALUE_NULL -> {
+                return "null";
+            }
             default -> throw new StreamReadException(parser, "Not a JSON value: " + token);
         }
     }
 
-    /** Members are written to text first, then sorted by name; the parser refuses duplicate names. */
-    private static void writeObject(JsonParser parser, StringBuilder out) {
-        List<Map.Entry<String, String>> members = new ArrayList<>();
-        for (String name = parser.nextName(); name != null; name = parser.nextName()) {
-            StringBuilder value = new StringBuilder();
-            write(parser, parser.nextToken(), value);
-            members.add(Map.entry(name, value.toString()));
-        }
-        members.sort(Map.Entry.comparingByKey()); // String order is UTF-16 code-unit order, as RFC 8785 requires
-        out.append('{');
-        for (int i = 0; i < members.size(); i++) {
-            if (i > 0) {
-                out.append(',');
+    private static void write(Object node, StringBuilder out) {
+        if (node instanceof String text) {
+            out.append(text);
+        } else if (node instanceof Members members) {
+            out.append('{');
+            List<Map.Entry<String, Object>> sorted = members.sorted();
+            for (int i = 0; i < sorted.size(); i++) {
+                if (i > 0) {
+                    out.append(',');
+                }
+                writeString(sorted.get(i).getKey(), out);
+                out.append(':');
+                write(sorted.get(i).getValue(), out);
             }
-            writeString(members.get(i).getKey(), out);
-            out.append(':').append(members.get(i).getValue());
+            out.append('}');
+        } else {
+            out.append('[');
+            List<?> elements = (List<?>) node;
+            for (int i = 0; i < elements.size(); i++) {
+                if (i > 0) {
+                    out.append(',');
+                }
+                write(elements.get(i), out);
+            }
+            out.append(']');
         }
-        out.append('}');
     }
 
     static String number(BigDecimal value) {

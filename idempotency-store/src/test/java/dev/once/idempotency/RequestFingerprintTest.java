@@ -34,6 +34,15 @@ class RequestFingerprintTest {
     }
 
     @Example
+    void the_canonical_form_is_fixed_because_stored_hashes_must_keep_matching_across_releases() {
+        assertThat(JsonCanonicalizer.canonicalize(
+                "{ \"b\" : [1.0, \"\\u0001\\n\", true, null], \"a\": {}, \"\u00e9\": -0.50, \"c\": [{\"y\":2,\"x\":1E2}] }"
+                        .getBytes(UTF_8)))
+                .isEqualTo("{\"a\":{},\"b\":[1e0,\"\\u0001\\n\",true,null],\"c\":[{\"x\":1e2,\"y\":2e0}],\"\u00e9\":-5e-1}");
+        assertThat(JsonCanonicalizer.canonicalize(" \n ".getBytes(UTF_8))).isNull();
+    }
+
+    @Example
     void large_integers_keep_their_precision() {
         assertThat(hash("{\"id\":9007199254740993}")).isNotEqualTo(hash("{\"id\":9007199254740992}"));
     }
