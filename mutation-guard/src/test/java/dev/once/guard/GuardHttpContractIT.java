@@ -81,6 +81,7 @@ class GuardHttpContractIT {
         HttpResponse<String> repeat = http.post(path, "alice", key, "{\"text\":\"hi\"}");
 
         assertThat(first.statusCode()).isEqualTo(200);
+        assertThat(repeat.statusCode()).isEqualTo(200);
         assertThat(body(first)).containsEntry("inner_status", 201).containsEntry("inner_replayed", "null");
         assertThat(body(repeat)).containsEntry("inner_status", 201).containsEntry("inner_replayed", "true");
         assertThat(probe.runs("notes")).isEqualTo(1);

@@ -24,7 +24,8 @@ import org.springframework.http.converter.HttpMessageConverter;
 
 /**
  * Between Spring MVC and the store: serialises a handler's {@link ResponseEntity} with the application's own message
- * converters into a {@link StoredResponse}, and turns a {@link GuardResult} back into a {@link ResponseEntity}. The
+ * converters into a {@link StoredResponse}; writes a completed {@link GuardResult} to the servlet response, or turns
+ * it into a {@link ResponseEntity} when the method was called as code; and builds the guard's problem responses. The
  * first response and every replay are the same bytes.
  */
 final class ResponseConversion {
@@ -85,13 +86,18 @@ final class ResponseConversion {
      * Spring MVC's message converters and content negotiation (the bytes were produced by them the first time, and
      * are replayed as they are). That return-value handling was 13 % of a replay's JVM samples.
      */
-    void write(GuardResult.Completed completed, HttpServletResponse servlet) throws IOException {
+    void write(GuardResult.Completed completed, HttpServletResponse servlet) {
         StoredResponse response = completed.response();
         servlet.setStatus(response.statusCode());
         headers(completed).forEach(servlet::setHeader);
         byte[] body = response.body();
         servlet.setContentLength(body.length);
-        servlet.getOutputStream().write(body);
+        try {
+            servlet.getOutputStream().write(body);
+            servlet.flushBuffer(); // committed here, as Spring MVC's converters commit: later code cannot alter it
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // the client went away; the controller method declares no IOException
+        }
     }
 
     /** The headers a completed result is answered with: the stored ones, Content-Type, and the replay marker. */

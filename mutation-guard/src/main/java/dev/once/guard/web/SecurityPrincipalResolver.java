@@ -37,7 +37,7 @@ public final class SecurityPrincipalResolver implements IdempotencyPrincipalReso
             }
             String tenant = a.substring(tenantAuthorityPrefix.length());
             if (found != null && !found.equals(tenant)) {
-                return Optional.empty(); // ambiguous: a retry could land in another tenant's scope, so refuse (401)
+                return Optional.empty(); // ambiguous: a retry could land in another tenant's scope; refused (403)
             }
             found = tenant;
         }

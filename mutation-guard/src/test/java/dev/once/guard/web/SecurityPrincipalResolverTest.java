@@ -37,6 +37,13 @@ class SecurityPrincipalResolverTest {
     }
 
     @Test
+    void the_same_tenant_granted_twice_is_one_tenant_and_a_bare_prefix_names_none() {
+        authenticate("alice", "TENANT_acme", "TENANT_", "TENANT_acme");
+
+        assertThat(resolver.resolve(null)).hasValue(new IdempotencyPrincipal("acme", "alice"));
+    }
+
+    @Test
     void without_a_tenant_authority_the_configured_default_applies_and_an_empty_default_refuses() {
         authenticate("ops", "ROLE_OPS");
 
