@@ -12,10 +12,12 @@ import dev.once.test.TestKafka;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -28,6 +30,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -270,23 +273,30 @@ class KafkaEventDispatcherIT {
     }
 
     /** Waits for the condition; when it times out, the failure tells what the effects, claims and consumers were doing. */
-    void awaitOrExplain(Duration max, java.util.concurrent.Callable<Boolean> condition) {
+    void awaitOrExplain(Duration max, Callable<Boolean> condition) {
         try {
             await().atMost(max).until(condition);
-        } catch (org.awaitility.core.ConditionTimeoutException e) {
+        } catch (ConditionTimeoutException e) {
             StringBuilder why = new StringBuilder(e.getMessage());
-            why.append("\neffects: ").append(jdbc.queryForList(
-                    "SELECT handler, count(*) AS effects, count(DISTINCT event_id) AS events FROM effect GROUP BY handler"));
-            why.append("\nclaims not succeeded: ").append(jdbc.queryForList("""
-                    SELECT route, status, count(*) AS claims, min(locked_until - now()) AS lease_left
-                    FROM idempotency_record WHERE status <> 'succeeded' GROUP BY route, status"""));
-            Thread.getAllStackTraces().forEach((thread, stack) -> {
-                if (thread.getName().contains("-C-") || java.util.Arrays.stream(stack).anyMatch(f -> f.getClassName().startsWith("dev.once.dispatch.Event"))) {
-                    why.append("\n\"").append(thread.getName()).append("\" ").append(thread.getState());
-                    java.util.Arrays.stream(stack).limit(40).forEach(frame -> why.append("\n    at ").append(frame));
-                }
-            });
-            throw new AssertionError(why.toString(), e);
+            AssertionError failure = new AssertionError(e.getMessage(), e);
+            try {
+                why.append("\neffects: ").append(jdbc.queryForList(
+                        "SELECT handler, count(*) AS effects, count(DISTINCT event_id) AS events FROM effect GROUP BY handler"));
+                why.append("\nclaims not succeeded: ").append(jdbc.queryForList("""
+                        SELECT route, status, count(*) AS claims, min(locked_until - now()) AS lease_left
+                        FROM idempotency_record WHERE status <> 'succeeded' GROUP BY route, status"""));
+                Thread.getAllStackTraces().forEach((thread, stack) -> {
+                    if (thread.getName().contains("-C-")
+                            || Arrays.stream(stack).anyMatch(f -> f.getClassName().startsWith("dev.once.dispatch.Event"))) {
+                        why.append("\n\"").append(thread.getName()).append("\" ").append(thread.getState());
+                        Arrays.stream(stack).limit(40).forEach(frame -> why.append("\n    at ").append(frame));
+                    }
+                });
+                failure = new AssertionError(why.toString(), e);
+            } catch (RuntimeException diagnosing) {
+                failure.addSuppressed(diagnosing); // the timeout stays the failure
+            }
+            throw failure;
         }
     }
 

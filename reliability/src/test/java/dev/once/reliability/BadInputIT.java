@@ -226,7 +226,7 @@ class BadInputIT {
         try (KafkaProducer<String, byte[]> producer = producer()) {
             TestKafka.sendAll(producer, List.of(first));
             await().atMost(Duration.ofSeconds(60)).until(() -> handled(reused) == 2);
-            List<ProducerRecord<String, byte[]>> rest = new java.util.ArrayList<>(corpus.values());
+            List<ProducerRecord<String, byte[]>> rest = new ArrayList<>(corpus.values());
             rest.add(valid);
             TestKafka.sendAll(producer, rest);
         }

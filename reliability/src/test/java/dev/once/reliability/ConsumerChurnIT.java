@@ -15,6 +15,7 @@ import dev.once.test.TestKafka;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
@@ -108,7 +109,7 @@ class ConsumerChurnIT {
         config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
         try (KafkaProducer<String, byte[]> producer =
                      new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
-            List<ProducerRecord<String, byte[]>> records = new java.util.ArrayList<>();
+            List<ProducerRecord<String, byte[]>> records = new ArrayList<>();
             for (int i = 0; i < EVENTS; i++) {
                 ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "order-" + (i % 211),
                         ("{\"n\":" + i + "}").getBytes(StandardCharsets.UTF_8));

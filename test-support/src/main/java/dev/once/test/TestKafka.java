@@ -102,8 +102,7 @@ public final class TestKafka {
                     throw new IllegalStateException("Could not create topic " + topic, e);
                 }
             }
-            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).ignoreExceptionsMatching(
-                            e -> e instanceof ExecutionException && e.getCause() instanceof RetriableException)
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
                     .alias("every partition of " + topic + " has an online leader")
                     .until(() -> leadersServe(admin, topic));
         } catch (InterruptedException | TimeoutException e) {
@@ -114,12 +113,20 @@ public final class TestKafka {
         }
     }
 
-    private static boolean leadersServe(Admin admin, String topic) throws Exception {
-        Map<TopicPartition, OffsetSpec> everyPartition = new HashMap<>();
-        admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic).partitions()
-                .forEach(p -> everyPartition.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
-        admin.listOffsets(everyPartition).all().get(10, TimeUnit.SECONDS);
-        return true;
+    /** Whether every partition's leader answers; {@code false} while one is not yet known (a retriable error). */
+    private static boolean leadersServe(Admin admin, String topic) throws InterruptedException, TimeoutException {
+        try {
+            Map<TopicPartition, OffsetSpec> everyPartition = new HashMap<>();
+            admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic).partitions()
+                    .forEach(p -> everyPartition.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
+            admin.listOffsets(everyPartition).all().get(10, TimeUnit.SECONDS);
+            return true;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RetriableException) {
+                return false;
+            }
+            throw new IllegalStateException("Topic " + topic + " did not become writable", e);
+        }
     }
 
     /**
@@ -129,10 +136,10 @@ public final class TestKafka {
     public static <K, V> void sendAll(Producer<K, V> producer, List<ProducerRecord<K, V>> records) {
         List<Future<RecordMetadata>> acks = new ArrayList<>(records.size());
         records.forEach(record -> acks.add(producer.send(record)));
-        producer.flush();
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2); // one deadline for all, no unbounded flush
         try {
             for (Future<RecordMetadata> ack : acks) {
-                ack.get(2, TimeUnit.MINUTES);
+                ack.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             }
         } catch (ExecutionException | InterruptedException | TimeoutException e) {
             if (e instanceof InterruptedException) {

@@ -6,6 +6,7 @@ import dev.once.guard.web.Idempotent;
 import java.net.URI;
 import java.util.Map;
 import java.util.UUID;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.security.core.Authentication;
@@ -24,10 +25,10 @@ public class AccountsController {
 
     private final AccountRepository accounts;
     private final Probe probe;
-    private final org.springframework.beans.factory.ObjectProvider<AccountsController> self;
+    private final ObjectProvider<AccountsController> self;
 
     public AccountsController(AccountRepository accounts, Probe probe,
-                              org.springframework.beans.factory.ObjectProvider<AccountsController> self) {
+                              ObjectProvider<AccountsController> self) {
         this.accounts = accounts;
         this.probe = probe;
         this.self = self;

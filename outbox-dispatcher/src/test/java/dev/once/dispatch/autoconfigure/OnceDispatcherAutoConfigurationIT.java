@@ -14,6 +14,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.UUID;
@@ -83,7 +84,7 @@ class OnceDispatcherAutoConfigurationIT {
         Properties config = new Properties();
         config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
-            List<ProducerRecord<String, byte[]>> records = new java.util.ArrayList<>();
+            List<ProducerRecord<String, byte[]>> records = new ArrayList<>();
             for (int i = 0; i < 2; i++) {
                 ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "o-1", "{}".getBytes(StandardCharsets.UTF_8));
                 for (String[] h : new String[][] {{KafkaTransport.EVENT_ID, id.toString()}, {KafkaTransport.TENANT_ID, "acme"},
