@@ -4,10 +4,9 @@ import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import tools.jackson.core.JsonParser;
-import tools.jackson.core.JsonToken;
 import tools.jackson.core.StreamReadFeature;
-import tools.jackson.core.exc.StreamReadException;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -20,6 +19,9 @@ import tools.jackson.databind.json.JsonMapper;
 final class JsonCanonicalizer {
 
     private static final JsonMapper MAPPER = JsonMapper.builder()
+            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .build();
 
@@ -28,95 +30,54 @@ final class JsonCanonicalizer {
 
     /**
      * The canonical form of {@code json}, or null when it holds no JSON value at all (only whitespace); throws
-     * Jackson's exception for anything else that is not one JSON value. Reads the tokens into a minimal tree (scalars
-     * as their canonical text, objects as sorted members, arrays as lists) and writes it once: every guarded request
-     * with a JSON body comes through here.
+     * Jackson's exception for anything else that is not one JSON value.
      */
     static String canonicalize(byte[] json) {
-        try (JsonParser parser = MAPPER.createParser(json)) {
-            JsonToken first = parser.nextToken();
-            if (first == null) {
-                return null;
+        JsonNode root = MAPPER.readTree(json);
+        if (root == null || root.isMissingNode()) {
+            return null;
+        }
+        StringBuilder out = new StringBuilder(json.length);
+        write(root, out);
+        return out.toString();
+    }
+
+    private static void write(JsonNode node, StringBuilder out) {
+        switch (node.getNodeType()) {
+            case OBJECT -> writeObject(node, out);
+            case ARRAY -> {
+                out.append('[');
+                boolean first = true;
+                for (JsonNode element : node.values()) {
+                    if (!first) {
+                        out.append(',');
+                    }
+                    first = false;
+                    write(element, out);
+                }
+                out.append(']');
             }
-            Object root = read(parser, first);
-            if (parser.nextToken() != null) {
-                throw new StreamReadException(parser, "Trailing token after the JSON value: " + parser.currentToken());
-            }
-            StringBuilder out = new StringBuilder(json.length);
-            write(root, out);
-            return out.toString();
+            case STRING -> writeString(node.stringValue(), out);
+            case NUMBER -> out.append(number(node.decimalValue()));
+            case BOOLEAN -> out.append(node.booleanValue());
+            case NULL -> out.append("null");
+            default -> throw new IllegalArgumentException("Not a JSON value: " + node.getNodeType());
         }
     }
 
-    /** An object's members, sorted by name (the parser refuses duplicate names). */
-    private record Members(List<Map.Entry<String, Object>> sorted) {
-    }
-
-    /** A scalar as its canonical text ({@code String}), an object as {@link Members}, an array as a {@code List}. */
-    private static Object read(JsonParser parser, JsonToken token) {
-        switch (token) {
-            case START_OBJECT -> {
-                List<Map.Entry<String, Object>> members = new ArrayList<>();
-                for (String name = parser.nextName(); name != null; name = parser.nextName()) {
-                    members.add(Map.entry(name, read(parser, parser.nextToken())));
-                }
-                members.sort(Map.Entry.comparingByKey()); // String order is UTF-16 code-unit order, as RFC 8785 requires
-                return new Members(members);
+    private static void writeObject(JsonNode node, StringBuilder out) {
+        List<Map.Entry<String, JsonNode>> members = new ArrayList<>(node.properties());
+        members.sort(Map.Entry.comparingByKey()); // String order is UTF-16 code-unit order, as RFC 8785 requires
+        out.append('{');
+        for (int i = 0; i < members.size(); i++) {
+            if (i > 0) {
+                out.append(',');
             }
-            case START_ARRAY -> {
-                List<Object> elements = new ArrayList<>();
-                for (JsonToken element = parser.nextToken(); element != JsonToken.END_ARRAY; element = parser.nextToken()) {
-                    elements.add(read(parser, element));
-                }
-                return elements;
-            }
-            case VALUE_STRING -> {
-                StringBuilder text = new StringBuilder();
-                writeString(parser.getString(), text);
-                return text.toString();
-            }
-            case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> {
-                return number(parser.getDecimalValue());
-            }
-            case VALUE_TRUE -> {
-                return "true";
-            }
-            case VALUE_FALSE -> {
-                return "false";
-            }
-            case VALUE_NULL -> {
-                return "null";
-            }
-            default -> throw new StreamReadException(parser, "Not a JSON value: " + token);
+            writeString(members.get(i).getKey(), out);
+            out.append(':');
+            write(members.get(i).getValue(), out);
         }
-    }
-
-    private static void write(Object node, StringBuilder out) {
-        if (node instanceof String text) {
-            out.append(text);
-        } else if (node instanceof Members members) {
-            out.append('{');
-            List<Map.Entry<String, Object>> sorted = members.sorted();
-            for (int i = 0; i < sorted.size(); i++) {
-                if (i > 0) {
-                    out.append(',');
-                }
-                writeString(sorted.get(i).getKey(), out);
-                out.append(':');
-                write(sorted.get(i).getValue(), out);
-            }
-            out.append('}');
-        } else {
-            out.append('[');
-            List<?> elements = (List<?>) node;
-            for (int i = 0; i < elements.size(); i++) {
-                if (i > 0) {
-                    out.append(',');
-                }
-                write(elements.get(i), out);
-            }
-            out.append(']');
-        }
+        out.append('}');
     }
 
     static String number(BigDecimal value) {

@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -138,6 +139,7 @@ public final class DispatchBenchmark {
         config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
+            List<ProducerRecord<String, byte[]>> records = new ArrayList<>(events);
             for (int i = 0; i < events; i++) {
                 ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "o-" + (i % 1000),
                         ("{\"n\":" + i + ",\"note\":\"" + "x".repeat(170) + "\"}").getBytes(StandardCharsets.UTF_8));
@@ -146,8 +148,9 @@ public final class DispatchBenchmark {
                         {KafkaTransport.EVENT_TYPE, "OrderPlaced"}, {KafkaTransport.EVENT_VERSION, "1"}}) {
                     record.headers().add(h[0], h[1].getBytes(StandardCharsets.UTF_8));
                 }
-                producer.send(record);
+                records.add(record);
             }
+            TestKafka.sendAll(producer, records);
         }
     }
 
