@@ -128,6 +128,26 @@ class GuardHttpContractIT {
     }
 
     @Test
+    void a_response_without_a_body_replays_as_the_same_status_without_a_body() {
+        String key = UUID.randomUUID().toString();
+        String upload = "/uploads/" + UUID.randomUUID() + "/confirmation";
+
+        HttpResponse<String> first = http.post(upload, "alice", key, "{\"checksum\":\"sha256:ab12\"}");
+        HttpResponse<String> second = http.post(upload, "alice", key, "{\"checksum\":\"sha256:ab12\"}");
+
+        assertThat(first.statusCode()).isEqualTo(204);
+        assertThat(second.statusCode()).isEqualTo(204);
+        assertThat(second.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(first.body()).isEmpty();
+        assertThat(second.body()).isEmpty();
+        assertThat(second.headers().firstValue("Content-Type")).isEmpty();
+        assertThat(second.headers().firstValue("Content-Length")).isEmpty(); // a 204 has none (RFC 9110, 8.6)
+        assertThat(probe.runs("confirm-upload")).isEqualTo(1);
+        assertThat(jdbc.queryForObject("SELECT status || ' ' || response_code FROM idempotency_record WHERE idempotency_key = ?",
+                String.class, key)).isEqualTo("succeeded 204");
+    }
+
+    @Test
     void the_quoted_structured_field_form_names_the_same_key_as_the_bare_token() {
         String key = "k-" + UUID.randomUUID();
 

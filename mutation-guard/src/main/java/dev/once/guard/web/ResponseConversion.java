@@ -91,9 +91,12 @@ final class ResponseConversion {
         servlet.setStatus(response.statusCode());
         headers(completed).forEach(servlet::setHeader);
         byte[] body = response.body();
-        servlet.setContentLength(body.length);
+        int status = response.statusCode();
         try {
-            servlet.getOutputStream().write(body);
+            if (status >= 200 && status != 204 && status != 304) { // the others have no body, nor Content-Length
+                servlet.setContentLength(body.length);
+                servlet.getOutputStream().write(body);
+            }
             servlet.flushBuffer(); // committed here, as Spring MVC's converters commit: later code cannot alter it
         } catch (IOException e) {
             throw new UncheckedIOException(e); // the client went away; the controller method declares no IOException

@@ -109,6 +109,14 @@ public class AccountsController {
         return ResponseEntity.status(HttpStatus.CREATED).body(Map.of("account", id.toString(), "priority", priority));
     }
 
+    /** Confirms an upload: no body to answer with, only the status. */
+    @Idempotent
+    @PostMapping("/uploads/{id}/confirmation")
+    public ResponseEntity<Void> confirmUpload(@PathVariable UUID id, @RequestBody Map<String, Object> body) {
+        probe.ran("confirm-upload");
+        return ResponseEntity.noContent().build();
+    }
+
     /** Not declared idempotent: calls a declared route's method as code, through its proxy, and reports what it got. */
     @PostMapping("/accounts/{id}/notes/forwarded")
     public ResponseEntity<Map<String, Object>> forwardNote(@PathVariable UUID id, @RequestBody Map<String, Object> body) {
