@@ -34,7 +34,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * The guard's cost at the HTTP endpoint and the outbox's cost in the business transaction. Same run, alternating
  * rounds, 16 concurrent clients by default:
  * <ul>
- *   <li>POST unguarded (business row + outbox row) vs. guarded with fresh keys vs. guarded replays;</li>
+ *   <li>POST unguarded (business row + outbox row) vs. guarded with fresh keys vs. guarded replays vs. the guard's
+ *       store calls made without the guard (same statements: the floor of the guard's design);</li>
  *   <li>the business transaction alone vs. the same transaction plus one {@link OutboxWriter#append}.</li>
  * </ul>
  * Options: {@code --clients 16 --rounds 3 --seconds 5 --only all|outbox|endpoint --variants fresh,replays --warmup 5}
@@ -42,6 +43,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * untimed seconds per variant before the rounds, 30 by default).
  */
 public final class GuardBenchmark {
+
+    /** The guard's statements without the guard (BenchApp's store-only endpoint): the floor of its design. */
+    private static final String FLOOR = "store calls only, fresh keys";
 
     private GuardBenchmark() {
     }
@@ -154,21 +158,24 @@ public final class GuardBenchmark {
             LoadClient[] unguardedClients = clients(port, "/unguarded/accounts", auth, clients);
             LoadClient[] freshClients = clients(port, "/guarded/accounts", auth, clients);
             LoadClient[] replayClients = clients(port, "/guarded/accounts", auth, clients);
+            LoadClient[] storeClients = clients(port, "/store-only/accounts", auth, clients);
             Harness.Operation plain = (t, seq) -> plainClients[t].post(null, bytes, 201);
             Harness.Operation unguarded = (t, seq) -> unguardedClients[t].post(null, bytes, 201);
             Harness.Operation fresh = (t, seq) -> freshClients[t].post("fresh-" + run + "-" + t + "-" + seq, bytes, 201);
             Harness.Operation replay = (t, seq) -> replayClients[t].post(
                     "replay-" + run + "-" + (int) ((t * 7919L + seq) % replayKeys), bytes, 201);
-            List<String> order = new ArrayList<>(List.of("no outbox row", "unguarded", "guarded, fresh keys", "guarded, replays"));
+            Harness.Operation storeOnly = (t, seq) -> storeClients[t].post("store-" + run + "-" + t + "-" + seq, bytes, 201);
+            List<String> order = new ArrayList<>(List.of("no outbox row", "unguarded", "guarded, fresh keys",
+                    "guarded, replays", FLOOR));
             if (!variants.isEmpty()) { // for profiling one path: --variants unguarded,replays (names' first words)
                 order.removeIf(name -> variants.stream().noneMatch(v -> List.of(name.split("[ ,]+")).contains(v)));
             }
             Map<String, Double> result = Harness.compare(
                     Map.of("no outbox row", plain, "unguarded", unguarded, "guarded, fresh keys", fresh,
-                            "guarded, replays", replay),
+                            "guarded, replays", replay, FLOOR, storeOnly),
                     order, clients, load.millis(), load.rounds(), load.warmupMillis());
             print("POST /accounts over HTTP (" + clients + " clients)", result, "unguarded");
-            for (LoadClient[] group : List.of(plainClients, unguardedClients, freshClients, replayClients)) {
+            for (LoadClient[] group : List.of(plainClients, unguardedClients, freshClients, replayClients, storeClients)) {
                 for (LoadClient client : group) {
                     client.close();
                 }
