@@ -28,7 +28,6 @@ import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 final class EmbeddedServers implements ApplicationListener<SpringApplicationEvent> {
 
     static final String POSTGRES_PORT = "once.embedded.postgres-port";
-    static final String KAFKA_PORT = "once.embedded.kafka-port";
 
     private static final Logger log = LoggerFactory.getLogger(EmbeddedServers.class);
 
@@ -61,8 +60,7 @@ final class EmbeddedServers implements ApplicationListener<SpringApplicationEven
                     dataDir.resolve("postgres"));
         }
         if (isBlank(environment.getProperty("spring.kafka.bootstrap-servers"))) {
-            int port = environment.getProperty(KAFKA_PORT, Integer.class, 19092);
-            kafka = startKafka(port);
+            kafka = startKafka();
             found.put("spring.kafka.bootstrap-servers", kafka.getBrokersAsString());
             log.info("Embedded Kafka (KRaft) at {}", kafka.getBrokersAsString());
         }
@@ -92,9 +90,9 @@ final class EmbeddedServers implements ApplicationListener<SpringApplicationEven
         }
     }
 
-    private static EmbeddedKafkaKraftBroker startKafka(int port) {
+    /** On a free port, logged: spring-kafka's KRaft broker takes no fixed port (it ignores {@code kafkaPorts}). */
+    private static EmbeddedKafkaKraftBroker startKafka() {
         EmbeddedKafkaKraftBroker broker = new EmbeddedKafkaKraftBroker(1, 1);
-        broker.kafkaPorts(port);
         broker.brokerProperties(Map.of(
                 "auto.create.topics.enable", "false",
                 "group.initial.rebalance.delay.ms", "0",

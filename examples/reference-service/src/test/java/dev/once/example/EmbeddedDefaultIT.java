@@ -81,7 +81,6 @@ class EmbeddedDefaultIT {
                 "--spring.datasource.password=" + db.server().password(),
                 "--spring.kafka.bootstrap-servers=", // Kafka is still the embedded one: each server is decided alone
                 "--" + EmbeddedServers.POSTGRES_PORT + "=" + postgresPort,
-                "--" + EmbeddedServers.KAFKA_PORT + "=" + freePort(),
                 "--once.outbox.relay.mode=polling")) { // no replication slot left behind on the shared test server
             awaitHealthy(service);
             assertThat(service.getEnvironment().getProperty("spring.datasource.url")).isEqualTo(db.jdbcUrl());
@@ -116,8 +115,7 @@ class EmbeddedDefaultIT {
     String[] nothingConfigured(int postgresPort) {
         return new String[] {"--server.port=0", "--spring.jmx.enabled=false", "--once.reference.data-dir=" + dataDir,
                 "--spring.datasource.url=", "--spring.kafka.bootstrap-servers=",
-                "--" + EmbeddedServers.POSTGRES_PORT + "=" + postgresPort,
-                "--" + EmbeddedServers.KAFKA_PORT + "=" + freePort()};
+                "--" + EmbeddedServers.POSTGRES_PORT + "=" + postgresPort};
     }
 
     static void awaitHealthy(ConfigurableApplicationContext service) {
