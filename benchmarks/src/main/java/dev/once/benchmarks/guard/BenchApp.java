@@ -1,6 +1,7 @@
 package dev.once.benchmarks.guard;
 
 import dev.once.guard.MutationContext;
+import dev.once.guard.web.Idempotent;
 import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.ClaimResult;
 import dev.once.idempotency.ClaimToken;
@@ -9,7 +10,6 @@ import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.RequestFingerprint;
 import dev.once.idempotency.Route;
 import dev.once.idempotency.StoredResponse;
-import dev.once.guard.web.Idempotent;
 import dev.once.outbox.OutboxEvent;
 import dev.once.outbox.OutboxWriter;
 import dev.once.outbox.UuidV7;
