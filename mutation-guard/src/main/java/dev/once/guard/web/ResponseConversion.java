@@ -69,7 +69,7 @@ final class ResponseConversion {
             StoredResponse response = completed.response();
             ResponseEntity.BodyBuilder builder = ResponseEntity.status(response.statusCode());
             headers(completed).forEach(builder::header);
-            return builder.body(response.body());
+            return hasBody(response.statusCode()) ? builder.body(response.body()) : builder.build();
         }
         if (result instanceof GuardResult.InProgress inProgress) {
             return problem(HttpStatus.CONFLICT, "IDEMPOTENCY_IN_PROGRESS",
@@ -91,9 +91,8 @@ final class ResponseConversion {
         servlet.setStatus(response.statusCode());
         headers(completed).forEach(servlet::setHeader);
         byte[] body = response.body();
-        int status = response.statusCode();
         try {
-            if (status >= 200 && status != 204 && status != 304) { // the others have no body, nor Content-Length
+            if (hasBody(response.statusCode())) {
                 servlet.setContentLength(body.length);
                 servlet.getOutputStream().write(body);
             }
@@ -101,6 +100,11 @@ final class ResponseConversion {
         } catch (IOException e) {
             throw new UncheckedIOException(e); // the client went away; the controller method declares no IOException
         }
+    }
+
+    /** 1xx, 204 and 304 responses have neither a body nor a Content-Length (RFC 9110, 6.4.1 and 8.6). */
+    private static boolean hasBody(int status) {
+        return status >= 200 && status != 204 && status != 304;
     }
 
     /** The headers a completed result is answered with: the stored ones, Content-Type, and the replay marker. */
