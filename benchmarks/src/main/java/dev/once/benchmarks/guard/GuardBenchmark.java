@@ -45,7 +45,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 public final class GuardBenchmark {
 
     /** The guard's statements without the guard (BenchApp's store-only endpoint): the floor of its design. */
-    private static final String FLOOR = "store calls only, fresh keys";
+    private static final String FLOOR = "floor (store calls only)";
 
     private GuardBenchmark() {
     }
