@@ -1,5 +1,7 @@
 package dev.once.idempotency;
 
+import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -43,12 +45,18 @@ public record StoredResponse(int statusCode, String contentType, Map<String, Str
         return body.clone();
     }
 
+    /** Writes the body to {@code out} without copying it (a replay answers with the stored bytes as they are). */
+    public void writeBodyTo(OutputStream out) throws IOException {
+        out.write(body);
+    }
+
     /** The body decoded as UTF-8. */
     public String bodyAsString() {
         return new String(body, StandardCharsets.UTF_8);
     }
 
-    int bodyLength() {
+    /** The body's length in bytes, without copying it. */
+    public int bodyLength() {
         return body.length;
     }
 

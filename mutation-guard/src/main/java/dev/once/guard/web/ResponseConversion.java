@@ -90,11 +90,10 @@ final class ResponseConversion {
         StoredResponse response = completed.response();
         servlet.setStatus(response.statusCode());
         headers(completed).forEach(servlet::setHeader);
-        byte[] body = response.body();
         try {
             if (hasBody(response.statusCode())) {
-                servlet.setContentLength(body.length);
-                servlet.getOutputStream().write(body);
+                servlet.setContentLength(response.bodyLength());
+                response.writeBodyTo(servlet.getOutputStream());
             }
             servlet.flushBuffer(); // committed here, as Spring MVC's converters commit: later code cannot alter it
         } catch (IOException e) {
