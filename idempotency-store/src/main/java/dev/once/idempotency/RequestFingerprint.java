@@ -5,7 +5,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Locale;
-import tools.jackson.core.JacksonException;
 
 /**
  * The request hash stored with a claim: SHA-256 over a canonical form of method, route and body, prefixed with its
@@ -13,8 +12,9 @@ import tools.jackson.core.JacksonException;
  *
  * <p>A JSON body (a media type of {@code application/json} or {@code *+json}) is hashed in its canonical form (see
  * {@link JsonCanonicalizer}): member order, insignificant whitespace and number spelling do not change the hash,
- * while any change of value does. A body that is not JSON, or claims to be but does not parse, is hashed byte for byte.
- * Thread-safe and free of I/O.
+ * while any change of value does. A body that claims to be JSON and is not exactly representable I-JSON is refused
+ * with a {@link RequestBodyException} (the client's error, answered 400 before anything is claimed); an empty or
+ * whitespace-only body, and a body of any other media type, is hashed byte for byte. Thread-safe and free of I/O.
  */
 public final class RequestFingerprint {
 
@@ -32,6 +32,7 @@ public final class RequestFingerprint {
      *
      * @param contentType the request's Content-Type, or {@code null}
      * @param body the request body, or {@code null} for none
+     * @throws RequestBodyException when a JSON body has no exact canonical form
      */
     public static String of(String method, Route route, String contentType, byte[] body) {
         return of(method, route, null, contentType, body);
@@ -48,7 +49,11 @@ public final class RequestFingerprint {
         return hash(head, isJson(contentType), body == null ? EMPTY : body);
     }
 
-    /** The fingerprint of a JSON document under {@code route}, e.g. an event payload under its handler route. */
+    /**
+     * The fingerprint of a JSON document under {@code route}, e.g. an event payload under its handler route.
+     *
+     * @throws RequestBodyException when the document has no exact canonical form
+     */
     public static String ofJson(Route route, byte[] json) {
         return hash("route=" + route.value(), true, json == null ? EMPTY : json);
     }
@@ -67,15 +72,9 @@ public final class RequestFingerprint {
         return VERSION_PREFIX + HexFormat.of().formatHex(sha256.digest());
     }
 
+    /** The canonical form, or null for a body without a JSON value (empty or whitespace), hashed as its bytes. */
     private static String canonicalOrNull(byte[] body) {
-        if (body.length == 0) {
-            return null;
-        }
-        try {
-            return JsonCanonicalizer.canonicalize(body);
-        } catch (JacksonException e) {
-            return null; // not JSON after all: hash the bytes, so the same bytes still match (as for whitespace only)
-        }
+        return body.length == 0 ? null : JsonCanonicalizer.canonicalize(body);
     }
 
     static boolean isJson(String contentType) {

@@ -1,6 +1,7 @@
 package dev.once.guard;
 
 import dev.once.TransientFailures;
+import dev.once.guard.internal.RateLimitedLog;
 import dev.once.idempotency.ClaimResult;
 import dev.once.idempotency.ClaimToken;
 import dev.once.idempotency.IdempotencyStore;
@@ -29,13 +30,18 @@ import org.springframework.transaction.support.TransactionTemplate;
  *       {@code processing} until its lease lapses and a retry reclaims it.</li>
  *   <li><b>Failure:</b> when the handler throws or answers 400 or more, its transaction rolls back and the record is
  *       marked {@code failed} in a transaction of its own, with the error response, which repeats replay. Transient
- *       statuses (429, 503 by default) are not stored: the claim is released and a repeat runs again.</li>
+ *       statuses (429, 503 by default) are not stored: the claim is released and a repeat runs again. Neither is a
+ *       refusal of the work's writes for the request's content (SQLState class 22, answered 400
+ *       {@code REQUEST_DATA_REJECTED}, or 23, answered 409 {@code REQUEST_CONSTRAINT_VIOLATED}): nothing took effect,
+ *       the claim is released, and the same key may be used again.</li>
  * </ol>
  * Any transaction the caller has open is suspended while the guard runs. Thread-safe.
  */
 public final class IdempotencyMutationGuard {
 
     private static final Logger log = LoggerFactory.getLogger(IdempotencyMutationGuard.class);
+    /** A handler or a database that fails for every request must not log a stack trace for each. */
+    private static final RateLimitedLog rateLimited = new RateLimitedLog(log);
 
     private final IdempotencyStore store;
     private final TransactionTemplate work;
@@ -65,7 +71,7 @@ public final class IdempotencyMutationGuard {
                 throw e;
             }
             // the database is unreachable or restarting: nothing was decided, so the client may simply retry
-            log.warn("Guard for {} could not reach the database; answering 503", request.scope(), e);
+            rateLimited.warn("Guard for {} could not reach the database; answering 503", e, request.scope());
             result = new GuardResult.Completed(UNAVAILABLE, null, null, false);
         }
         String outcome = outcome(result);
@@ -119,17 +125,21 @@ public final class IdempotencyMutationGuard {
                 return new Phase2(response, true);
             });
         } catch (HandlerFailure e) {
+            StoredResponse refused = RequestContentFailures.response(e.getCause());
+            if (refused != null) {
+                return refused(token, refused, e.getCause());
+            }
             // a transient infrastructure failure is not the request's outcome: answer 503 and free the key
             StoredResponse response = TransientFailures.isTransient(e.getCause()) ? UNAVAILABLE
                     : failures.toResponse(e.getCause());
-            if (response.statusCode() >= 500) {
-                log.warn("Guarded handler for {} failed; recording the failure", token.scope(), e.getCause());
+            if (response.statusCode() >= 500 && response != UNAVAILABLE) {
+                rateLimited.warn("Guarded handler for {} failed; recording the failure", e.getCause(), token.scope());
             } else {
                 log.debug("Guarded handler for {} answered {}", token.scope(), response.statusCode(), e.getCause());
             }
             return fail(token, policy, response);
         } catch (ResponseTooLargeException e) {
-            log.error("Response for {} is too large to store; recording a failure", token.scope(), e);
+            rateLimited.warn("Response for {} is too large to store; recording a failure", e, token.scope());
             return fail(token, policy, Problems.response(500, "Internal Server Error", e.getMessage(),
                     "IDEMPOTENCY_RESPONSE_TOO_LARGE"));
         } catch (RuntimeException e) {
@@ -139,10 +149,14 @@ public final class IdempotencyMutationGuard {
                 listener.onOutcome("in_progress");
                 return new GuardResult.InProgress(policy.claimPolicy().lease());
             }
+            StoredResponse refused = RequestContentFailures.response(e);
+            if (refused != null) {
+                return refused(token, refused, e); // a deferred write (an outbox row, a deferred constraint) refused it
+            }
             // The commit itself failed (database, connection): nothing took effect, so free the key for a retry.
             releaseQuietly(token);
             if (TransientFailures.isTransient(e)) {
-                log.warn("Commit for {} failed transiently; answering 503", token.scope(), e);
+                rateLimited.warn("Commit for {} failed transiently; answering 503", e, token.scope());
                 return new GuardResult.Completed(UNAVAILABLE, null, null, false);
             }
             throw e;
@@ -151,6 +165,18 @@ public final class IdempotencyMutationGuard {
             return fail(token, policy, outcome.response());
         }
         return new GuardResult.Completed(outcome.response(), context.taskId, context.firstEventId(), false);
+    }
+
+    /**
+     * The request's content made the database refuse the work ({@link RequestContentFailures}): nothing took effect,
+     * so the answer is the client's error, and it is not stored. The key is released, as after a transient failure.
+     */
+    private GuardResult refused(ClaimToken token, StoredResponse response, Throwable cause) {
+        log.debug("Guarded work for {} refused by the database for its content; answering {} without storing it",
+                token.scope(), response.statusCode(), cause);
+        releaseQuietly(token);
+        listener.onOutcome("refused");
+        return new GuardResult.Completed(response, null, null, false);
     }
 
     private GuardResult fail(ClaimToken token, IdempotencyPolicy policy, StoredResponse response) {
@@ -183,7 +209,7 @@ public final class IdempotencyMutationGuard {
         try {
             outside.executeWithoutResult(s -> store.release(token));
         } catch (RuntimeException e) {
-            log.warn("Could not release {}; it becomes reclaimable when its lease lapses", token, e);
+            rateLimited.warn("Could not release {}; it becomes reclaimable when its lease lapses", e, token);
         }
     }
 

@@ -37,6 +37,13 @@ final class Http {
         return send(request.build());
     }
 
+    /** A POST of {@code body} as {@code contentType}, as alice would send it with {@code key}. */
+    HttpResponse<String> post(String path, String user, String key, String contentType, byte[] body) {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(60))
+                .header("Authorization", basic(user)).header("Idempotency-Key", key).header("Content-Type", contentType)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build());
+    }
+
     HttpResponse<String> get(String path, String user, String key) {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(60))
                 .header("Authorization", basic(user)).GET();

@@ -80,6 +80,9 @@ public final class EventDispatcher {
                 failures.add(e); // the other handlers still run: one failing never holds another back
             } catch (dev.once.idempotency.InvalidScopeException | dev.once.idempotency.IdempotencyKeyException e) {
                 throw new PoisonEventException("Headers cannot scope a claim: " + e.getMessage());
+            } catch (dev.once.idempotency.RequestBodyException e) {
+                throw new PoisonEventException("Payload has no exact fingerprint (" + e.problem().code() + "): "
+                        + e.getMessage());
             }
         }
         if (!failures.isEmpty()) {

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * The schema is created before the class's first test and dropped after its last, so classes never see each
  * other's rows. {@link #dataSource()} is a pooled DataSource whose connections resolve unqualified names into it.
  */
-public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
+public final class TestDatabase implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
 
     private String timeZone;
     private int poolSize = 40;
@@ -51,15 +51,30 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
 
     @Override
     public void beforeAll(ExtensionContext context) throws SQLException {
-        String prefix = context.getRequiredTestClass().getSimpleName().toLowerCase(Locale.ROOT);
-        schema = "t_" + prefix.substring(0, Math.min(prefix.length(), 40)) + "_"
-                + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 20, 1 << 24));
-        execute("CREATE SCHEMA " + schema);
-        dataSource = newDataSource(schema, poolSize, timeZone);
+        start(context.getRequiredTestClass().getSimpleName());
     }
 
     @Override
     public void afterAll(ExtensionContext context) throws SQLException {
+        close();
+    }
+
+    /**
+     * Creates the schema now, named after {@code testName}: for test engines without Jupiter's extensions (jqwik).
+     * {@link #close()} drops it.
+     */
+    public TestDatabase start(String testName) throws SQLException {
+        String prefix = testName.toLowerCase(Locale.ROOT);
+        schema = "t_" + prefix.substring(0, Math.min(prefix.length(), 40)) + "_"
+                + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 20, 1 << 24));
+        execute("CREATE SCHEMA " + schema);
+        dataSource = newDataSource(schema, poolSize, timeZone);
+        return this;
+    }
+
+    /** Closes the pool and drops the schema. */
+    @Override
+    public void close() throws SQLException {
         if (dataSource != null) {
             dataSource.close();
         }

@@ -37,6 +37,8 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.jta.JtaTransactionManager;
 import org.springframework.web.method.support.HandlerMethodArgumentResolver;
 import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.HandlerExceptionResolver;
+import org.springframework.web.servlet.mvc.method.annotation.ExceptionHandlerExceptionResolver;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 
@@ -170,6 +172,24 @@ public class OnceIdempotencyAutoConfiguration {
                 @Override
                 public void addArgumentResolvers(List<HandlerMethodArgumentResolver> resolvers) {
                     resolvers.add(resolver);
+                }
+            };
+        }
+
+        /** Spring MVC's refusals on guarded routes as problem+json, after the application's own handlers. */
+        @Bean
+        @ConditionalOnMissingBean(name = "onceGuardedRouteErrors")
+        WebMvcConfigurer onceGuardedRouteErrors(IdempotentRoutes routes) {
+            HandlerExceptionResolver resolver = routes.errorResolver();
+            return new WebMvcConfigurer() {
+                @Override
+                public void extendHandlerExceptionResolvers(List<HandlerExceptionResolver> resolvers) {
+                    int annotated = 0;
+                    while (annotated < resolvers.size()
+                            && !(resolvers.get(annotated) instanceof ExceptionHandlerExceptionResolver)) {
+                        annotated++;
+                    }
+                    resolvers.add(annotated < resolvers.size() ? annotated + 1 : 0, resolver);
                 }
             };
         }

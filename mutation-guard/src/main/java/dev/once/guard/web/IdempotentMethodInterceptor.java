@@ -4,9 +4,11 @@ import dev.once.guard.GuardResult;
 import dev.once.guard.IdempotencyMutationGuard;
 import dev.once.guard.IdempotencyPolicy;
 import dev.once.guard.MutationRequest;
+import dev.once.guard.internal.RateLimitedLog;
 import dev.once.idempotency.IdempotencyKey;
 import dev.once.idempotency.IdempotencyKeyException;
 import dev.once.idempotency.IdempotencyScope;
+import dev.once.idempotency.RequestBodyException;
 import dev.once.idempotency.RequestFingerprint;
 import dev.once.idempotency.Route;
 import jakarta.servlet.http.HttpServletRequest;
@@ -22,6 +24,7 @@ import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
+import org.springframework.web.ErrorResponse;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
@@ -42,6 +45,11 @@ import org.springframework.web.servlet.HandlerMapping;
 final class IdempotentMethodInterceptor implements MethodInterceptor {
 
     private static final Set<String> SAFE_METHODS = Set.of("GET", "HEAD", "OPTIONS", "TRACE");
+    static final String GUARD_ERROR = "IDEMPOTENCY_GUARD_ERROR";
+    /** The method runs as it is, without the guard (and outside the guard's error handling). */
+    private static final Object UNGUARDED = new Object();
+    private static final RateLimitedLog guardErrors = new RateLimitedLog(
+            org.slf4j.LoggerFactory.getLogger(IdempotentMethodInterceptor.class));
 
     private final IdempotencyMutationGuard guard;
     private final RoutePolicies policies;
@@ -76,13 +84,53 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
         if (SAFE_METHODS.contains(request.getMethod())) {
             return invocation.proceed();
         }
+        Object answer;
+        try {
+            answer = guard(invocation, method, route, request);
+        } catch (RequestBodyException e) {
+            // the client's error, found before anything was claimed: nothing is stored and the key stays free
+            return ResponseConversion.problem(HttpStatus.BAD_REQUEST, e.problem().code(), e.getMessage()).build();
+        } catch (RuntimeException e) {
+            if (e instanceof ErrorResponse error) { // e.g. 413 for a body over the limit
+                return conversion.toEntity(new GuardResult.Completed(
+                        WebFailureMapper.problem(error.getStatusCode().value(), error.getBody()), null, null, false));
+            }
+            guardErrors.warn("Guard of {} failed", e, request.getMethod() + " "
+                    + request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE));
+            return ResponseConversion.problem(HttpStatus.INTERNAL_SERVER_ERROR, GUARD_ERROR,
+                    "The idempotency guard failed; nothing of this request was stored. Retry with the same "
+                            + "Idempotency-Key.").build();
+        }
+        if (answer == UNGUARDED) {
+            return invocation.proceed(); // a route whose key is optional, called without one
+        }
+        if (!(answer instanceof GuardResult result)) {
+            return answer; // refused before the guard ran
+        }
+        if (result instanceof GuardResult.Completed completed && servlet.getResponse() != null
+                && request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE) instanceof HandlerMethod mapped
+                && mapped.getMethod().equals(method)) {
+            // This call is the request's handler: answer on the response itself. Spring MVC takes the null
+            // ResponseEntity as handled. (Called from other code, the method returns the entity as usual.)
+            conversion.write(completed, servlet.getResponse());
+            return null;
+        }
+        return conversion.toEntity(result);
+    }
+
+    /**
+     * Everything before the answer: the key, the principal, the scope and fingerprint, and the guard's run. Returns
+     * the guard's result, a refusal, or {@link #UNGUARDED}.
+     */
+    private Object guard(MethodInvocation invocation, Method method, Idempotent route, HttpServletRequest request)
+            throws Throwable {
         IdempotencyPolicy policy = policies.policyFor(method, route);
         List<String> keys = Collections.list(request.getHeaders(IdempotencyKeyHeader.NAME));
         if (keys.isEmpty()) {
             return policy.keyRequired()
                     ? ResponseConversion.problem(HttpStatus.BAD_REQUEST, "IDEMPOTENCY_KEY_MISSING",
                             "This request requires an " + IdempotencyKeyHeader.NAME + " header").build()
-                    : invocation.proceed();
+                    : UNGUARDED;
         }
         IdempotencyKey key;
         try {
@@ -103,7 +151,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
         IdempotencyScope scope = new IdempotencyScope(principal.get().tenantId(), principal.get().userId(), template, key);
         String hash = RequestFingerprint.of(request.getMethod(), template, target(request), request.getContentType(),
                 RequestBodyCapture.body(request, maxRequestBodyBytes));
-        GuardResult result = guard.run(MutationRequest.of(scope, hash), policy, context -> {
+        return guard.run(MutationRequest.of(scope, hash), policy, context -> {
             CurrentMutation.set(context);
             try {
                 return conversion.toStored((ResponseEntity<?>) proceed(invocation));
@@ -111,15 +159,6 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
                 CurrentMutation.clear();
             }
         });
-        if (result instanceof GuardResult.Completed completed && servlet.getResponse() != null
-                && request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE) instanceof HandlerMethod mapped
-                && mapped.getMethod().equals(method)) {
-            // This call is the request's handler: answer on the response itself. Spring MVC takes the null
-            // ResponseEntity as handled. (Called from other code, the method returns the entity as usual.)
-            conversion.write(completed, servlet.getResponse());
-            return null;
-        }
-        return conversion.toEntity(result);
     }
 
     /**

@@ -15,6 +15,7 @@ import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.aop.support.annotation.AnnotationMethodMatcher;
 import org.springframework.http.converter.HttpMessageConverter;
 import org.springframework.web.method.support.HandlerMethodArgumentResolver;
+import org.springframework.web.servlet.HandlerExceptionResolver;
 
 /**
  * The Spring MVC integration in one place: an advisor that applies the guard to {@link Idempotent} methods and nothing
@@ -25,6 +26,7 @@ public final class IdempotentRoutes extends AbstractPointcutAdvisor {
 
     private final transient Supplier<Components> components;
     private final transient CurrentMutation currentMutation = new CurrentMutation();
+    private final transient GuardedRouteErrors errors = new GuardedRouteErrors();
     private transient volatile IdempotentMethodInterceptor interceptor;
 
     /**
@@ -78,6 +80,15 @@ public final class IdempotentRoutes extends AbstractPointcutAdvisor {
 
     public HandlerMethodArgumentResolver mutationContextResolver() {
         return currentMutation;
+    }
+
+    /**
+     * Answers Spring MVC's own refusals on {@link Idempotent} routes (before the guard runs) as problem+json with a
+     * {@code code}; register it right after the {@code @ExceptionHandler} resolver, so the application's handlers
+     * keep precedence.
+     */
+    public HandlerExceptionResolver errorResolver() {
+        return errors;
     }
 
     private IdempotentMethodInterceptor interceptor() {

@@ -32,7 +32,7 @@ public final class WebFailureMapper implements FailureMapper {
         return FailureMapper.INTERNAL_ERROR.toResponse(failure);
     }
 
-    private static StoredResponse problem(int status, ProblemDetail problem) {
+    static StoredResponse problem(int status, ProblemDetail problem) {
         Map<String, Object> members = new LinkedHashMap<>();
         members.put("type", problem.getType() == null ? "about:blank" : problem.getType().toString());
         members.put("title", problem.getTitle());
