@@ -13,6 +13,11 @@ import org.springframework.security.web.SecurityFilterChain;
 @SpringBootApplication
 public class GuardTestApplication {
 
+    /** Runs the application in a JVM of its own (the reliability suite's clock test). */
+    public static void main(String[] args) {
+        org.springframework.boot.SpringApplication.run(GuardTestApplication.class, args);
+    }
+
     @Bean
     SecurityFilterChain api(HttpSecurity http) throws Exception {
         return http.authorizeHttpRequests(a -> a.anyRequest().authenticated())
