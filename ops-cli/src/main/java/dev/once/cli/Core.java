@@ -1,21 +1,25 @@
 package dev.once.cli;
 
-import dev.once.OnceException;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.ParseResult;
 
 /**
  * {@code core}: Once's operator command. Exit codes: 0 success; 1 a finding that needs attention (with
- * {@code --fail-on-findings}); 2 a usage error (the message names the flag); 3 the database is unreachable.
+ * {@code --fail-on-findings}); 2 a usage error (the message names the flag); 3 the database cannot serve the command
+ * (unreachable, Once's tables missing, or a statement refused). {@link Failures} prints the one line that says why.
  */
 @Command(name = "core", mixinStandardHelpOptions = true, version = "core (Once) 0.1.0",
         description = "Operate Once: diagnose and mend idempotency records, watch the outbox.",
         subcommands = {IdempotencyCommands.class, OutboxCommands.class, DispatchCommands.class})
 public final class Core {
 
+    /** A finding that needs attention, or a release, redrive or retry that changed nothing. */
     public static final int FINDINGS = 1;
+    /** The command line is wrong (found before any SQL runs); the message names the flag. */
     public static final int USAGE = 2;
+    /** The database cannot serve the command: unreachable, without Once's tables, or it refused a statement. */
     public static final int UNREACHABLE = 3;
 
     public static void main(String[] args) {
@@ -24,20 +28,19 @@ public final class Core {
 
     /** Runs {@code core args} with the given streams and returns the exit code; used by main and by the tests. */
     public static int run(PrintWriter out, PrintWriter err, String... args) {
+        Failures failures = new Failures();
         CommandLine cli = new CommandLine(new Core());
         cli.setOut(out);
         cli.setErr(err);
-        cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
-            if (e instanceof DatabaseUnreachableException) {
-                commandLine.getErr().println("core: " + e.getMessage());
-                return UNREACHABLE;
+        cli.setParameterExceptionHandler(failures);
+        cli.setExecutionExceptionHandler(failures);
+        try {
+            return cli.execute(args);
+        } finally {
+            ParseResult parsed = cli.getParseResult();
+            if (parsed != null) {
+                parsed.asCommandLineList().forEach(c -> Connection.of(c.getCommandSpec()).close());
             }
-            if (e instanceof OnceException || e instanceof IllegalArgumentException) {
-                commandLine.getErr().println("core: " + e.getMessage());
-                return USAGE;
-            }
-            throw e;
-        });
-        return cli.execute(args);
+        }
     }
 }

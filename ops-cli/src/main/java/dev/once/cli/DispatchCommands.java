@@ -5,6 +5,7 @@ import java.io.PrintWriter;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -26,7 +27,8 @@ final class DispatchCommands {
         @Option(names = "--handler-key", description = "Only this handler")
         String handlerKey;
 
-        @Option(names = "--limit", defaultValue = "100", description = "At most this many (default ${DEFAULT-VALUE})")
+        @Option(names = "--limit", defaultValue = "100", converter = Counts.class,
+                description = "At most this many, 1 to " + Counts.MAX + " (default ${DEFAULT-VALUE})")
         int limit;
 
         @Option(names = "--json", description = "Print JSON")
@@ -68,8 +70,9 @@ final class DispatchCommands {
         @Mixin Connection connection;
         @Spec CommandSpec spec;
 
-        @Option(names = "--event-id", required = true, description = "The event's id")
-        String eventId;
+        // A UUID: the dispatcher dead-letters an event whose id is not one, so no claim can have another form.
+        @Option(names = "--event-id", required = true, converter = Uuids.class, description = "The event's id")
+        UUID eventId;
 
         @Option(names = "--handler-key", required = true, description = "The handler's key")
         String handlerKey;
@@ -82,7 +85,7 @@ final class DispatchCommands {
         @Override
         public Integer call() {
             confirmation.require("retry", "changes data");
-            int rows = new HandlerClaims(connection.open()).retry(eventId, handlerKey);
+            int rows = new HandlerClaims(connection.open()).retry(eventId.toString(), handlerKey);
             LoggerFactory.getLogger("dev.once.cli.audit").info("dispatch retry {} {} by {}: {}", eventId, handlerKey,
                     System.getProperty("user.name"), rows);
             IdempotencyCommands.print(spec.commandLine().getOut(), json, Map.of("released", rows),

@@ -88,7 +88,8 @@ final class IdempotencyCommands {
         boolean yes;
 
         @Option(names = "--batch-size", defaultValue = "" + IdempotencyDefaults.SWEEP_BATCH_SIZE,
-                description = "Rows per short transaction (default ${DEFAULT-VALUE})")
+                converter = Counts.class,
+                description = "Rows per short transaction, 1 to " + Counts.MAX + " (default ${DEFAULT-VALUE})")
         int batchSize;
 
         @Option(names = "--json", description = "Print JSON")
@@ -121,13 +122,15 @@ final class IdempotencyCommands {
         @Spec CommandSpec spec;
 
         @Option(names = "--older-than", defaultValue = "5m", converter = Durations.class,
-                description = "Age that counts as stuck even with a live lease (default ${DEFAULT-VALUE})")
+                description = "Age that counts as stuck even with a live lease, 0s to " + Durations.MAX_DAYS
+                        + "d (default ${DEFAULT-VALUE})")
         Duration olderThan;
 
         @Option(names = "--tenant-id", description = "Only this tenant")
         String tenantId;
 
-        @Option(names = "--limit", defaultValue = "1000", description = "At most this many (default ${DEFAULT-VALUE})")
+        @Option(names = "--limit", defaultValue = "1000", converter = Counts.class,
+                description = "At most this many, 1 to " + Counts.MAX + " (default ${DEFAULT-VALUE})")
         int limit;
 
         @Option(names = "--json", description = "Print JSON")
@@ -200,13 +203,15 @@ final class IdempotencyCommands {
         @Mixin Connection connection;
         @Spec CommandSpec spec;
 
-        @Option(names = "--older-than", required = true, converter = Durations.class, description = "e.g. 7d")
+        @Option(names = "--older-than", required = true, converter = Durations.class,
+                description = "e.g. 7d; 0s to " + Durations.MAX_DAYS + "d")
         Duration olderThan;
 
         @Mixin Confirmation confirmation;
 
         @Option(names = "--batch-size", defaultValue = "" + IdempotencyDefaults.SWEEP_BATCH_SIZE,
-                description = "Rows per short transaction (default ${DEFAULT-VALUE})")
+                converter = Counts.class,
+                description = "Rows per short transaction, 1 to " + Counts.MAX + " (default ${DEFAULT-VALUE})")
         int batchSize;
 
         @Option(names = "--json", description = "Print JSON")

@@ -26,7 +26,8 @@ final class OutboxCommands {
         @Option(names = "--slot", defaultValue = "once_outbox", description = "Replication slot of the CDC relay (default ${DEFAULT-VALUE})")
         String slot;
 
-        @Option(names = "--parked-limit", defaultValue = "20", description = "Parked rows to list (default ${DEFAULT-VALUE})")
+        @Option(names = "--parked-limit", defaultValue = "20", converter = Counts.class,
+                description = "Parked rows to list, 1 to " + Counts.MAX + " (default ${DEFAULT-VALUE})")
         int parkedLimit;
 
         @Option(names = "--json", description = "Print JSON")
@@ -81,7 +82,7 @@ final class OutboxCommands {
         @Mixin Connection connection;
         @Spec CommandSpec spec;
 
-        @Option(names = "--event-id", required = true, description = "The parked event's id")
+        @Option(names = "--event-id", required = true, converter = Uuids.class, description = "The parked event's id")
         java.util.UUID eventId;
 
         @Mixin Confirmation confirmation;

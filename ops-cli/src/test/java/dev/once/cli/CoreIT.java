@@ -12,8 +12,6 @@ import dev.once.idempotency.Route;
 import dev.once.idempotency.StoredResponse;
 import dev.once.test.TestDatabase;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,7 +22,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
-import tools.jackson.databind.json.JsonMapper;
 
 /** The core command against a real PostgreSQL seeded through the store's own API. */
 class CoreIT {
@@ -46,25 +43,12 @@ class CoreIT {
         store = IdempotencyStore.create(db.dataSource());
     }
 
-    record Run(int exit, String out, String err) {
-        @SuppressWarnings("unchecked")
-        Map<String, Object> json() {
-            return JsonMapper.builder().build().readValue(out, Map.class);
-        }
+    static CoreRun core(String... args) {
+        return CoreRun.of(CoreRun.connectedTo(db, args));
     }
 
-    static Run core(String... args) {
-        List<String> all = new ArrayList<>(List.of(args));
-        all.addAll(List.of("--jdbc-url", db.jdbcUrl(), "--db-user", db.server().username(), "--db-password",
-                db.server().password()));
-        return raw(all.toArray(String[]::new));
-    }
-
-    static Run raw(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = Core.run(new PrintWriter(out, true), new PrintWriter(err, true), args);
-        return new Run(exit, out.toString(), err.toString());
+    static CoreRun raw(String... args) {
+        return CoreRun.of(args);
     }
 
     static String[] scope(String key) {
@@ -111,12 +95,12 @@ class CoreIT {
         await().atMost(Duration.ofSeconds(10)).until(() ->
                 "lease_expired".equals(core(idem("diagnose", scope(lapsed), "--json")).json().get("diagnosis")));
 
-        Run run = core(idem("diagnose", scope(replayable), "--json"));
+        CoreRun run = core(idem("diagnose", scope(replayable), "--json"));
         assertThat(run.json()).containsEntry("response_code", 201).containsEntry("response_body", "{\"id\":1}")
                 .containsEntry("task_id", "task-1").containsEntry("outbox_event_id", null);
     }
 
-    private static void assertDiagnosis(Run run, String state) {
+    private static void assertDiagnosis(CoreRun run, String state) {
         assertThat(run.exit()).as(run.err()).isZero();
         assertThat(run.json().keySet()).containsExactlyElementsOf(DIAGNOSIS_FIELDS);
         assertThat(run.json()).containsEntry("diagnosis", state);
@@ -124,7 +108,7 @@ class CoreIT {
 
     @Test
     void diagnose_json_for_a_missing_key_matches_its_golden_file() throws IOException {
-        Run run = core(idem("diagnose", scope("golden-key"), "--json"));
+        CoreRun run = core(idem("diagnose", scope("golden-key"), "--json"));
 
         String normalised = run.out().trim().replaceAll("\"checked_at\":\"[^\"]+\"", "\"checked_at\":\"<instant>\"");
         String golden;
@@ -145,7 +129,7 @@ class CoreIT {
                         now(), 'RecordTooLargeException: too large')
                 """);
 
-        Run run = raw(concat(new String[] {"outbox", "status", "--json"}, connectionArgs()));
+        CoreRun run = raw(concat(new String[] {"outbox", "status", "--json"}, connectionArgs()));
 
         assertThat(run.out().trim().replaceAll("\"parked_at\":\"[^\"]+\"", "\"parked_at\":\"<instant>\""))
                 .isEqualTo(golden("/golden/outbox-status.json"));
@@ -153,7 +137,7 @@ class CoreIT {
 
     @Test
     void an_empty_stuck_list_in_json_matches_its_golden_file() throws IOException {
-        Run run = raw(concat(new String[] {"idempotency", "stuck", "--tenant-id", "nobody-" + UUID.randomUUID(), "--json"},
+        CoreRun run = raw(concat(new String[] {"idempotency", "stuck", "--tenant-id", "nobody-" + UUID.randomUUID(), "--json"},
                 connectionArgs()));
 
         assertThat(run.out().trim()).isEqualTo(golden("/golden/stuck-empty.json"));
@@ -167,7 +151,7 @@ class CoreIT {
 
     @Test
     void diagnose_prints_aligned_fields_for_people() {
-        Run run = core(idem("diagnose", scope("k-" + UUID.randomUUID())));
+        CoreRun run = core(idem("diagnose", scope("k-" + UUID.randomUUID())));
 
         assertThat(run.exit()).isZero();
         assertThat(run.out()).containsPattern("(?m)^diagnosis +missing$").containsPattern("(?m)^tenant_id +acme$");
@@ -180,13 +164,13 @@ class CoreIT {
                 .token(), StoredResponse.of(200, null, new byte[0]));
         await().atMost(Duration.ofSeconds(10)).until(() -> store.countExpirable() >= 1);
 
-        Run dryRun = raw(concat(new String[] {"idempotency", "expire", "--json"}, connectionArgs()));
+        CoreRun dryRun = raw(concat(new String[] {"idempotency", "expire", "--json"}, connectionArgs()));
         assertThat(dryRun.exit()).isZero();
         assertThat(dryRun.json()).containsEntry("dry_run", true);
         assertThat(((Number) dryRun.json().get("would_expire")).longValue()).isGreaterThanOrEqualTo(1);
         assertThat(status(key)).isEqualTo("succeeded");
 
-        Run run = raw(concat(new String[] {"idempotency", "expire", "--yes", "--batch-size", "1", "--json"}, connectionArgs()));
+        CoreRun run = raw(concat(new String[] {"idempotency", "expire", "--yes", "--batch-size", "1", "--json"}, connectionArgs()));
         assertThat(run.exit()).isZero();
         assertThat(run.json()).containsEntry("dry_run", false);
         assertThat(run.err()).contains("expired 1");
@@ -199,8 +183,8 @@ class CoreIT {
         claim(key, ClaimPolicy.custom().lease(Duration.ofMillis(20)).build());
         await().atMost(Duration.ofSeconds(10)).until(() -> !store.findStuck(Duration.ofHours(1)).isEmpty());
 
-        Run human = raw(concat(new String[] {"idempotency", "stuck"}, connectionArgs()));
-        Run json = raw(concat(new String[] {"idempotency", "stuck", "--json", "--fail-on-findings"}, connectionArgs()));
+        CoreRun human = raw(concat(new String[] {"idempotency", "stuck"}, connectionArgs()));
+        CoreRun json = raw(concat(new String[] {"idempotency", "stuck", "--json", "--fail-on-findings"}, connectionArgs()));
 
         assertThat(human.exit()).isZero();
         assertThat(human.out()).contains("ROUTE").contains(key).contains("lapsed");
@@ -213,9 +197,9 @@ class CoreIT {
         String key = "k-" + UUID.randomUUID();
         claim(key, ClaimPolicy.ofDefaults());
 
-        Run noYes = core(idem("release", scope(key)));
-        Run live = core(idem("release", scope(key), "--yes"));
-        Run forced = core(idem("release", scope(key), "--yes", "--force"));
+        CoreRun noYes = core(idem("release", scope(key)));
+        CoreRun live = core(idem("release", scope(key), "--yes"));
+        CoreRun forced = core(idem("release", scope(key), "--yes", "--force"));
 
         assertThat(noYes.exit()).isEqualTo(Core.USAGE);
         assertThat(noYes.err()).contains("--yes");
@@ -227,7 +211,7 @@ class CoreIT {
 
     @Test
     void purge_requires_yes() {
-        Run run = raw(concat(new String[] {"idempotency", "purge", "--older-than", "7d"}, connectionArgs()));
+        CoreRun run = raw(concat(new String[] {"idempotency", "purge", "--older-than", "7d"}, connectionArgs()));
 
         assertThat(run.exit()).isEqualTo(Core.USAGE);
         assertThat(run.err()).contains("--yes");
@@ -237,9 +221,9 @@ class CoreIT {
 
     @Test
     void bad_arguments_are_usage_errors_that_name_the_flag() {
-        Run badDuration = raw(concat(new String[] {"idempotency", "stuck", "--older-than", "soon"}, connectionArgs()));
-        Run badKey = core(idem("diagnose", scope("has space")));
-        Run missing = raw("idempotency", "diagnose", "--tenant-id", "acme");
+        CoreRun badDuration = raw(concat(new String[] {"idempotency", "stuck", "--older-than", "soon"}, connectionArgs()));
+        CoreRun badKey = core(idem("diagnose", scope("has space")));
+        CoreRun missing = raw("idempotency", "diagnose", "--tenant-id", "acme");
 
         assertThat(badDuration.exit()).isEqualTo(Core.USAGE);
         assertThat(badDuration.err()).contains("--older-than").contains("not a duration");
@@ -251,7 +235,7 @@ class CoreIT {
 
     @Test
     void an_unreachable_database_is_exit_code_3_and_the_password_is_never_printed() {
-        Run run = raw("idempotency", "stuck", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere", "--db-user", "ops",
+        CoreRun run = raw("idempotency", "stuck", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere", "--db-user", "ops",
                 "--db-password", "s3cret-pw");
 
         assertThat(run.exit()).isEqualTo(Core.UNREACHABLE);
@@ -269,8 +253,8 @@ class CoreIT {
                        (gen_random_uuid(), 'acme', 'alice', 'account', 'a-2', 'AccountCreated', 1, '{}', NULL, NULL)
                 """);
 
-        Run run = raw(concat(new String[] {"outbox", "status", "--json", "--fail-on-findings"}, connectionArgs()));
-        Run human = raw(concat(new String[] {"outbox", "status"}, connectionArgs()));
+        CoreRun run = raw(concat(new String[] {"outbox", "status", "--json", "--fail-on-findings"}, connectionArgs()));
+        CoreRun human = raw(concat(new String[] {"outbox", "status"}, connectionArgs()));
 
         assertThat(run.exit()).isEqualTo(Core.FINDINGS);
         assertThat(run.json()).containsEntry("pending", 1).containsEntry("parked", 1).containsEntry("relay_mode", "polling");
@@ -294,8 +278,8 @@ class CoreIT {
                 VALUES (?, 'acme', 'alice', 'account', 'a-9', 'AccountUpdated', 1, '{}')
                 """, behind);
 
-        Run refused = raw(concat(new String[] {"outbox", "redrive", "--event-id", parked.toString()}, connectionArgs()));
-        Run run = raw(concat(new String[] {"outbox", "redrive", "--event-id", parked.toString(), "--yes", "--json"}, connectionArgs()));
+        CoreRun refused = raw(concat(new String[] {"outbox", "redrive", "--event-id", parked.toString()}, connectionArgs()));
+        CoreRun run = raw(concat(new String[] {"outbox", "redrive", "--event-id", parked.toString(), "--yes", "--json"}, connectionArgs()));
 
         assertThat(refused.exit()).isEqualTo(Core.USAGE);
         assertThat(run.exit()).as(run.err()).isZero();
@@ -313,9 +297,9 @@ class CoreIT {
                 Route.of("OrderPlaced:v1:projection"), eventId), "v1:payload", ClaimPolicy.ofDefaults());
         store.markFailed(claimed.token(), StoredResponse.of(500, "text/plain", "projection is down"));
 
-        Run failed = raw(concat(new String[] {"dispatch", "failed", "--handler-key", "projection", "--json", "--fail-on-findings"},
+        CoreRun failed = raw(concat(new String[] {"dispatch", "failed", "--handler-key", "projection", "--json", "--fail-on-findings"},
                 connectionArgs()));
-        Run retry = raw(concat(new String[] {"dispatch", "retry", "--event-id", eventId, "--handler-key", "projection", "--yes"},
+        CoreRun retry = raw(concat(new String[] {"dispatch", "retry", "--event-id", eventId, "--handler-key", "projection", "--yes"},
                 connectionArgs()));
 
         assertThat(failed.exit()).isEqualTo(Core.FINDINGS);
@@ -328,7 +312,7 @@ class CoreIT {
     }
 
     private static String[] connectionArgs() {
-        return new String[] {"--jdbc-url", db.jdbcUrl(), "--db-user", db.server().username(), "--db-password", db.server().password()};
+        return CoreRun.connectedTo(db);
     }
 
     private static String status(String key) {
