@@ -309,11 +309,19 @@ public final class CdcRelay implements OutboxRelay {
                 + settings.slotName() + "') INSERT INTO " + beats + " (slot_name, beat_at) VALUES ('" + settings.slotName()
                 + "', now())");
         p.setProperty("tombstones.on.delete", "false");
-        p.setProperty("max.batch.size", Integer.toString(Math.max(options.batchSize(), 512)));
-        p.setProperty("max.queue.size", Integer.toString(Math.max(options.batchSize(), 512) * 4));
+        p.setProperty("max.batch.size", Integer.toString(engineBatchSize(options)));
+        p.setProperty("max.queue.size", Integer.toString(engineBatchSize(options) * 4));
         p.setProperty("poll.interval.ms", "5");
         p.setProperty("errors.max.retries", "0");
         return p;
+    }
+
+    /**
+     * The most change records the engine hands to one {@link #handleBatch} call, and so the most events one batch
+     * publishes: the batch a stop interrupts is the most a restart publishes again.
+     */
+    static int engineBatchSize(RelayOptions options) {
+        return Math.max(options.batchSize(), 512);
     }
 
     private void handleBatch(List<RecordChangeEvent<SourceRecord>> records,
