@@ -8,7 +8,8 @@ import picocli.CommandLine.ParseResult;
 /**
  * {@code core}: Once's operator command. Exit codes: 0 success; 1 a finding that needs attention (with
  * {@code --fail-on-findings}); 2 a usage error (the message names the flag); 3 the database cannot serve the command
- * (unreachable, Once's tables missing, or a statement refused). {@link Failures} prints the one line that says why.
+ * (unreachable, Once's tables missing, or a statement refused); 70 a bug in core. {@link Failures} prints the one
+ * line that says why.
  */
 @Command(name = "core", mixinStandardHelpOptions = true, version = "core (Once) 0.1.0",
         description = "Operate Once: diagnose and mend idempotency records, watch the outbox.",
@@ -21,6 +22,8 @@ public final class Core {
     public static final int USAGE = 2;
     /** The database cannot serve the command: unreachable, without Once's tables, or it refused a statement. */
     public static final int UNREACHABLE = 3;
+    /** A bug in core itself (EX_SOFTWARE of sysexits.h): never a finding's 1. */
+    public static final int BUG = 70;
 
     public static void main(String[] args) {
         System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));

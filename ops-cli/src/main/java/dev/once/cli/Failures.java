@@ -13,7 +13,8 @@ import picocli.CommandLine.UnmatchedArgumentException;
 /**
  * What {@code core} prints when a command cannot do its work: one line {@code core: <reason>} on stderr and the exit
  * code the README promises, so that scripts can tell a wrong command line (2) from a database that cannot serve it
- * (3). Anything else is a bug in core: picocli prints its stack trace, for the bug report, and exits 1.
+ * (3). Anything else is a bug in core: its stack trace is printed, for the bug report, and the exit code is
+ * {@link Core#BUG} (70, {@code EX_SOFTWARE}), so that a script that acts on findings (1) never mistakes one for it.
  */
 final class Failures implements IParameterExceptionHandler, IExecutionExceptionHandler {
 
@@ -47,6 +48,8 @@ final class Failures implements IParameterExceptionHandler, IExecutionExceptionH
             err.println("core: " + e.getMessage());
             return Core.USAGE;
         }
-        throw e;
+        err.println("core: an unexpected failure, a bug in core; please report it with this trace:");
+        e.printStackTrace(err);
+        return Core.BUG;
     }
 }
