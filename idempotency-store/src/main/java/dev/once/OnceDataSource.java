@@ -1,5 +1,7 @@
 package dev.once;
 
+import dev.once.internal.CommitStatements;
+import dev.once.internal.PipelinedConnection;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;

@@ -1,6 +1,6 @@
 package dev.once.idempotency;
 
-import dev.once.CommitStatements;
+import dev.once.internal.CommitStatements;
 import dev.once.outbox.OutboxEvent;
 import dev.once.outbox.OutboxWriter;
 import java.sql.Connection;

@@ -38,6 +38,9 @@ public final class IdempotencyDefaults {
      */
     public static final boolean PIPELINED_COMMIT = true;
 
+    /** Whether a Spring Boot application runs Once's Flyway migrations at startup. */
+    public static final boolean MIGRATE = true;
+
     private IdempotencyDefaults() {
     }
 }

@@ -1,20 +1,19 @@
 package dev.once.idempotency;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
-import java.util.function.LongConsumer;
 import javax.sql.DataSource;
 
 /**
- * The PostgreSQL-backed idempotency store: atomic claims, the {@code processing → succeeded | failed | expired} state
- * machine with leases and a TTL, replay, and the operator operations (diagnose, expire, purge, find stuck).
+ * The PostgreSQL-backed idempotency store on the request path: atomic claims, the
+ * {@code processing → succeeded | failed | expired} state machine with leases and a TTL, and replay. What operators do
+ * (diagnose, expire, purge, find stuck, force-release) is {@link IdempotencyOperations}.
  *
  * <h2>Transactions</h2>
  * {@link #claim} and the transitions join the caller's Spring-managed transaction (JPA or JDBC) when one is active,
  * and run as their own single-statement transaction otherwise. So {@code bindOutboxEvent} commits or rolls back with
- * the outbox row written in the same transaction. The sweeps ({@link #expire}, {@link #purge}) always run their own
- * short transactions and refuse to run inside one. READ COMMITTED (PostgreSQL's default) is assumed.
+ * the outbox row written in the same transaction.
+ * READ COMMITTED (PostgreSQL's default) is assumed.
  *
  * <h2>Several instances</h2>
  * Every decision is made by PostgreSQL, against a unique constraint and the database clock ({@code statement_timestamp()}), never by
@@ -100,44 +99,4 @@ public interface IdempotencyStore {
      * {@code expired} at once and the key may be claimed again by any request.
      */
     TransitionResult release(ClaimToken token);
-
-    /**
-     * An operator's release of one stuck processing record, so that a retry can claim it at once: the record expires,
-     * its lease is cleared and its fencing token moves on, so the old claimant can no longer complete it. A record
-     * whose lease is still live is refused unless {@code evenIfLeaseLive}. Runs as its own statement.
-     */
-    ReleaseResult forceRelease(IdempotencyScope scope, boolean evenIfLeaseLive);
-
-    /** What the store knows about {@code scope}; {@code requestHash} may be {@code null} to skip the conflict check. */
-    Diagnosis diagnose(IdempotencyScope scope, String requestHash);
-
-    /** How many records are past their TTL and not yet marked {@code expired}. Changes nothing. */
-    long countExpirable();
-
-    /**
-     * Marks records past {@code expires_at} as {@code expired} and clears {@code locked_until}, in batches of
-     * {@code batchSize}, one short transaction each; never touches a record whose lease is live.
-     */
-    default SweepResult expire(int batchSize) {
-        return expire(batchSize, rows -> { });
-    }
-
-    /** As {@link #expire(int)}, calling {@code progress} with the running total after every batch. */
-    SweepResult expire(int batchSize, LongConsumer progress);
-
-    /** Deletes {@code expired} records whose {@code expires_at} is older than {@code olderThan}, in batches. */
-    default SweepResult purge(Duration olderThan, int batchSize) {
-        return purge(olderThan, batchSize, rows -> { });
-    }
-
-    /** As {@link #purge(Duration, int)}, calling {@code progress} with the running total after every batch. */
-    SweepResult purge(Duration olderThan, int batchSize, LongConsumer progress);
-
-    /** Processing records whose lease lapsed or that were claimed longer ago than {@code olderThan}, oldest first. */
-    default List<StuckRecord> findStuck(Duration olderThan) {
-        return findStuck(olderThan, null, 1_000);
-    }
-
-    /** As {@link #findStuck(Duration)}, for one tenant ({@code null} for all) and at most {@code limit} records. */
-    List<StuckRecord> findStuck(Duration olderThan, String tenantId, int limit);
 }

@@ -1,9 +1,7 @@
 package dev.once.idempotency;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
-import java.util.function.LongConsumer;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -39,30 +37,17 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
             WHERE %s
             """.formatted(ClaimOwner.CONDITION);
 
-    /** The fencing token moves on, so the released claimant's late completion is refused. */
-    static final String FORCE_RELEASE = """
-            UPDATE idempotency_record
-            SET status = 'expired', locked_until = NULL, expires_at = statement_timestamp(),
-                fencing_token = fencing_token + 1, updated_at = statement_timestamp()
-            WHERE tenant_id = ? AND user_id = ? AND route = ? AND idempotency_key = ?
-              AND status = 'processing' AND (? OR locked_until <= statement_timestamp())
-            """;
-
     private final JdbcTemplate jdbc;
     /** Appends the events of a completion sent with the commit, after it. */
     private final dev.once.outbox.OutboxWriter outbox;
     private final IdempotencyStoreOptions options;
     private final ClaimStatement claims;
-    private final DiagnoseQuery diagnoses;
-    private final Sweeps sweeps;
 
     JdbcIdempotencyStore(DataSource dataSource, IdempotencyStoreOptions options) {
         this.jdbc = new JdbcTemplate(dataSource);
         this.outbox = dev.once.outbox.OutboxWriter.create(dataSource);
         this.options = options;
         this.claims = new ClaimStatement(jdbc);
-        this.diagnoses = new DiagnoseQuery(jdbc);
-        this.sweeps = new Sweeps(jdbc);
     }
 
     @Override
@@ -174,45 +159,5 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
 
     private static TransitionResult result(int rows) {
         return rows == 1 ? TransitionResult.APPLIED : TransitionResult.STALE;
-    }
-
-    @Override
-    public ReleaseResult forceRelease(IdempotencyScope scope, boolean evenIfLeaseLive) {
-        int rows = jdbc.update(FORCE_RELEASE, scope.tenantId(), scope.userId(), scope.route().value(), scope.key().value(),
-                evenIfLeaseLive);
-        if (rows == 1) {
-            return ReleaseResult.RELEASED;
-        }
-        Diagnosis now = diagnoses.diagnose(scope, null);
-        if (now.state() == Diagnosis.State.MISSING) {
-            return ReleaseResult.NOT_FOUND;
-        }
-        return now.status() == IdempotencyStatus.PROCESSING && now.state() == Diagnosis.State.IN_PROGRESS
-                ? ReleaseResult.LEASE_LIVE : ReleaseResult.NOT_PROCESSING;
-    }
-
-    @Override
-    public Diagnosis diagnose(IdempotencyScope scope, String requestHash) {
-        return diagnoses.diagnose(scope, requestHash);
-    }
-
-    @Override
-    public long countExpirable() {
-        return sweeps.countExpirable();
-    }
-
-    @Override
-    public SweepResult expire(int batchSize, LongConsumer progress) {
-        return sweeps.expire(batchSize, progress);
-    }
-
-    @Override
-    public SweepResult purge(Duration olderThan, int batchSize, LongConsumer progress) {
-        return sweeps.purge(olderThan, batchSize, progress);
-    }
-
-    @Override
-    public List<StuckRecord> findStuck(Duration olderThan, String tenantId, int limit) {
-        return sweeps.findStuck(olderThan, tenantId, limit);
     }
 }

@@ -1,6 +1,6 @@
 package dev.once.outbox;
 
-import dev.once.CommitStatements;
+import dev.once.internal.CommitStatements;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.UUID;

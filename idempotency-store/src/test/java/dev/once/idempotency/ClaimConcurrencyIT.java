@@ -32,12 +32,14 @@ class ClaimConcurrencyIT {
     static final TestDatabase db = TestDatabase.create().poolSize(THREADS + 2);
 
     static IdempotencyStore store;
+    static IdempotencyOperations operations;
     static ExecutorService pool;
 
     @BeforeAll
     static void setUp() {
         OnceMigrations.migrate(db.dataSource());
         store = IdempotencyStore.create(db.dataSource());
+        operations = IdempotencyOperations.create(db.dataSource());
         pool = Executors.newFixedThreadPool(THREADS);
     }
 
@@ -85,7 +87,7 @@ class ClaimConcurrencyIT {
         ClaimPolicy shortLease = ClaimPolicy.custom().lease(Duration.ofMillis(200)).build();
         store.claim(scope, hashOf("{}"), shortLease);
         await().atMost(Duration.ofSeconds(10)).until(() ->
-                store.diagnose(scope, null).state() == Diagnosis.State.LEASE_EXPIRED);
+                operations.diagnose(scope, null).state() == Diagnosis.State.LEASE_EXPIRED);
 
         List<ClaimResult> results = race(() -> store.claim(scope, hashOf("{}"), ClaimPolicy.ofDefaults()));
 

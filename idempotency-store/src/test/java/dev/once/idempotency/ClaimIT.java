@@ -12,9 +12,9 @@ import dev.once.idempotency.ClaimResult.Conflict;
 import dev.once.idempotency.ClaimResult.Failed;
 import dev.once.idempotency.ClaimResult.InProgress;
 import dev.once.idempotency.ClaimResult.Replay;
-import dev.once.test.TestDatabase;
 import dev.once.outbox.OutboxEvent;
 import dev.once.outbox.UuidV7;
+import dev.once.test.TestDatabase;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -30,6 +30,7 @@ class ClaimIT {
     static final TestDatabase db = TestDatabase.create().sessionTimeZone("Asia/Kathmandu");
 
     static IdempotencyStore store;
+    static IdempotencyOperations operations;
 
     static final ClaimPolicy SHORT_LEASE = ClaimPolicy.custom().lease(Duration.ofMillis(300)).build();
 
@@ -37,6 +38,7 @@ class ClaimIT {
     static void migrate() {
         OnceMigrations.migrate(db.dataSource());
         store = IdempotencyStore.create(db.dataSource());
+        operations = IdempotencyOperations.create(db.dataSource());
     }
 
     @Test
@@ -114,7 +116,7 @@ class ClaimIT {
         Claimed slow = (Claimed) store.claim(scope, hash, SHORT_LEASE);
 
         await().atMost(Duration.ofSeconds(10)).until(() ->
-                store.diagnose(scope, hash).state() == Diagnosis.State.LEASE_EXPIRED);
+                operations.diagnose(scope, hash).state() == Diagnosis.State.LEASE_EXPIRED);
         assertThat(store.claim(scope, hashOf("{\"amount\":11}"), SHORT_LEASE)).isInstanceOf(Conflict.class);
         Claimed retry = (Claimed) store.claim(scope, hash, ClaimPolicy.ofDefaults());
 
@@ -132,10 +134,10 @@ class ClaimIT {
         IdempotencyScope scope = freshScope();
         Claimed slow = (Claimed) store.claim(scope, hashOf("{}"), SHORT_LEASE);
         await().atMost(Duration.ofSeconds(10)).until(() ->
-                store.diagnose(scope, null).state() == Diagnosis.State.LEASE_EXPIRED);
+                operations.diagnose(scope, null).state() == Diagnosis.State.LEASE_EXPIRED);
 
         assertThat(store.markSucceeded(slow.token(), created("{}"))).isEqualTo(TransitionResult.APPLIED);
-        assertThat(store.diagnose(scope, null).state()).isEqualTo(Diagnosis.State.REPLAYABLE);
+        assertThat(operations.diagnose(scope, null).state()).isEqualTo(Diagnosis.State.REPLAYABLE);
     }
 
     @Test
@@ -167,14 +169,14 @@ class ClaimIT {
         store.markSucceeded(first.token(), created("{}"));
 
         await().atMost(Duration.ofSeconds(10)).until(() ->
-                store.diagnose(scope, null).state() == Diagnosis.State.EXPIRED_REUSABLE);
+                operations.diagnose(scope, null).state() == Diagnosis.State.EXPIRED_REUSABLE);
 
         ClaimResult reuse = store.claim(scope, hashOf("{\"v\":2}"), ClaimPolicy.ofDefaults());
         assertThat(reuse).isInstanceOfSatisfying(Claimed.class, c -> {
             assertThat(c.kind()).isEqualTo(Claimed.Kind.EXPIRED_REUSED);
             assertThat(c.token().fencingToken()).isEqualTo(2);
         });
-        assertThat(store.diagnose(scope, null).response()).as("the old response is gone").isNull();
+        assertThat(operations.diagnose(scope, null).response()).as("the old response is gone").isNull();
     }
 
     @Test
@@ -195,10 +197,10 @@ class ClaimIT {
         IdempotencyScope scope = freshScope();
         Claimed stuck = (Claimed) store.claim(scope, hashOf("{}"), ClaimPolicy.ofDefaults());
 
-        assertThat(store.forceRelease(scope, false)).isEqualTo(ReleaseResult.LEASE_LIVE);
-        assertThat(store.forceRelease(scope, true)).isEqualTo(ReleaseResult.RELEASED);
-        assertThat(store.forceRelease(scope, true)).isEqualTo(ReleaseResult.NOT_PROCESSING);
-        assertThat(store.forceRelease(freshScope(), true)).isEqualTo(ReleaseResult.NOT_FOUND);
+        assertThat(operations.forceRelease(scope, false)).isEqualTo(ReleaseResult.LEASE_LIVE);
+        assertThat(operations.forceRelease(scope, true)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(operations.forceRelease(scope, true)).isEqualTo(ReleaseResult.NOT_PROCESSING);
+        assertThat(operations.forceRelease(freshScope(), true)).isEqualTo(ReleaseResult.NOT_FOUND);
 
         assertThat(store.markSucceeded(stuck.token(), created("{}"))).isEqualTo(TransitionResult.STALE);
         assertThat(store.claim(scope, hashOf("{\"other\":1}"), ClaimPolicy.ofDefaults())).isInstanceOf(Claimed.class);

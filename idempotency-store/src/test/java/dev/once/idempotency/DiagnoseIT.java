@@ -25,6 +25,7 @@ class DiagnoseIT {
     static final TestDatabase db = TestDatabase.create().sessionTimeZone("America/St_Johns");
 
     static IdempotencyStore store;
+    static IdempotencyOperations operations;
 
     static final List<String> JSON_FIELDS = List.of("diagnosis", "tenant_id", "user_id", "route", "idempotency_key",
             "status", "request_hash", "request_hash_matches", "attempts", "response_code", "response_content_type",
@@ -35,11 +36,12 @@ class DiagnoseIT {
     static void migrate() {
         OnceMigrations.migrate(db.dataSource());
         store = IdempotencyStore.create(db.dataSource());
+        operations = IdempotencyOperations.create(db.dataSource());
     }
 
     @Test
     void an_unknown_key_is_missing() {
-        Diagnosis d = store.diagnose(freshScope(), hashOf("{}"));
+        Diagnosis d = operations.diagnose(freshScope(), hashOf("{}"));
 
         assertThat(d.state()).isEqualTo(State.MISSING);
         assertThat(d.attempts()).isZero();
@@ -54,7 +56,7 @@ class DiagnoseIT {
         UUID eventId = UUID.randomUUID();
         store.markSucceeded(c.token(), created("{\"id\":1}"), "task-1", eventId);
 
-        Diagnosis d = store.diagnose(scope, hashOf("{}"));
+        Diagnosis d = operations.diagnose(scope, hashOf("{}"));
 
         assertThat(d.state()).isEqualTo(State.REPLAYABLE);
         assertThat(d.requestHashMatches()).isTrue();
@@ -71,7 +73,7 @@ class DiagnoseIT {
         Claimed c = (Claimed) store.claim(scope, hashOf("{\"a\":1}"), ClaimPolicy.ofDefaults());
         store.markSucceeded(c.token(), created("{}"));
 
-        Diagnosis d = store.diagnose(scope, hashOf("{\"a\":2}"));
+        Diagnosis d = operations.diagnose(scope, hashOf("{\"a\":2}"));
 
         assertThat(d.state()).isEqualTo(State.REQUEST_HASH_CONFLICT);
         assertThat(d.requestHashMatches()).isFalse();
@@ -85,10 +87,10 @@ class DiagnoseIT {
         IdempotencyScope lapsed = freshScope();
         store.claim(lapsed, hashOf("{}"), ClaimPolicy.custom().lease(Duration.ofMillis(100)).build());
 
-        assertThat(store.diagnose(live, null).state()).isEqualTo(State.IN_PROGRESS);
-        assertJsonShape(store.diagnose(live, null), "in_progress");
-        await().atMost(Duration.ofSeconds(10)).until(() -> store.diagnose(lapsed, null).state() == State.LEASE_EXPIRED);
-        assertJsonShape(store.diagnose(lapsed, null), "lease_expired");
+        assertThat(operations.diagnose(live, null).state()).isEqualTo(State.IN_PROGRESS);
+        assertJsonShape(operations.diagnose(live, null), "in_progress");
+        await().atMost(Duration.ofSeconds(10)).until(() -> operations.diagnose(lapsed, null).state() == State.LEASE_EXPIRED);
+        assertJsonShape(operations.diagnose(lapsed, null), "lease_expired");
     }
 
     @Test
@@ -97,7 +99,7 @@ class DiagnoseIT {
         Claimed c = (Claimed) store.claim(scope, hashOf("{}"), ClaimPolicy.ofDefaults());
         store.markFailed(c.token(), StoredResponse.of(500, "application/problem+json", "{\"code\":\"X\"}"));
 
-        Diagnosis d = store.diagnose(scope, null);
+        Diagnosis d = operations.diagnose(scope, null);
 
         assertThat(d.state()).isEqualTo(State.FAILED_REQUIRES_EXPLICIT_RETRY);
         assertThat(d.requestHashMatches()).isNull();
@@ -111,8 +113,8 @@ class DiagnoseIT {
                 ClaimPolicy.custom().lease(Duration.ofMillis(50)).ttl(Duration.ofMillis(200)).build());
         store.markSucceeded(c.token(), created("{}"));
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> store.diagnose(scope, hashOf("{\"x\":1}")).state() == State.EXPIRED_REUSABLE);
-        assertJsonShape(store.diagnose(scope, null), "expired_reusable");
+        await().atMost(Duration.ofSeconds(10)).until(() -> operations.diagnose(scope, hashOf("{\"x\":1}")).state() == State.EXPIRED_REUSABLE);
+        assertJsonShape(operations.diagnose(scope, null), "expired_reusable");
     }
 
     @Test
@@ -121,7 +123,7 @@ class DiagnoseIT {
         Claimed c = (Claimed) store.claim(scope, hashOf("{}"), ClaimPolicy.ofDefaults());
         store.markSucceeded(c.token(), StoredResponse.of(200, "application/octet-stream", new byte[] {(byte) 0xC3, 0x28}));
 
-        Map<String, Object> json = assertJsonShape(store.diagnose(scope, null), "replayable");
+        Map<String, Object> json = assertJsonShape(operations.diagnose(scope, null), "replayable");
 
         assertThat(json).containsEntry("response_body", "wyg=").containsEntry("response_body_encoding", "base64");
     }

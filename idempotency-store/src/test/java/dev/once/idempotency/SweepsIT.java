@@ -25,6 +25,7 @@ class SweepsIT {
     static final TestDatabase db = TestDatabase.create();
 
     IdempotencyStore store;
+    IdempotencyOperations operations;
     JdbcTemplate jdbc;
 
     static final ClaimPolicy SHORT_TTL = ClaimPolicy.custom().lease(Duration.ofMillis(50)).ttl(Duration.ofMillis(300)).build();
@@ -33,6 +34,7 @@ class SweepsIT {
     void cleanTable() {
         OnceMigrations.migrate(db.dataSource());
         store = IdempotencyStore.create(db.dataSource());
+        operations = IdempotencyOperations.create(db.dataSource());
         jdbc = new JdbcTemplate(db.dataSource());
         jdbc.update("DELETE FROM idempotency_record");
     }
@@ -42,10 +44,10 @@ class SweepsIT {
         List<IdempotencyScope> shortLived = records(23, SHORT_TTL, true);
         List<IdempotencyScope> live = records(5, ClaimPolicy.ofDefaults(), true);
         List<IdempotencyScope> processing = records(3, ClaimPolicy.ofDefaults(), false);
-        await().atMost(Duration.ofSeconds(10)).until(() -> store.countExpirable() == 23);
+        await().atMost(Duration.ofSeconds(10)).until(() -> operations.countExpirable() == 23);
         List<Long> progress = new ArrayList<>();
 
-        SweepResult result = store.expire(10, progress::add);
+        SweepResult result = operations.expire(10, progress::add);
 
         assertThat(result.rows()).isEqualTo(23);
         assertThat(result.batches()).isEqualTo(3);
@@ -54,16 +56,16 @@ class SweepsIT {
         assertThat(countByStatus("succeeded")).isEqualTo(5);
         assertThat(countByStatus("processing")).isEqualTo(3);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM idempotency_record WHERE status = 'expired' AND locked_until IS NOT NULL", Long.class)).isZero();
-        assertThat(store.diagnose(shortLived.get(0), null).state()).isEqualTo(Diagnosis.State.EXPIRED_REUSABLE);
-        assertThat(store.diagnose(live.get(0), null).state()).isEqualTo(Diagnosis.State.REPLAYABLE);
-        assertThat(store.diagnose(processing.get(0), null).state()).isEqualTo(Diagnosis.State.IN_PROGRESS);
-        assertThat(store.expire(10)).isEqualTo(new SweepResult(0, 1));
+        assertThat(operations.diagnose(shortLived.get(0), null).state()).isEqualTo(Diagnosis.State.EXPIRED_REUSABLE);
+        assertThat(operations.diagnose(live.get(0), null).state()).isEqualTo(Diagnosis.State.REPLAYABLE);
+        assertThat(operations.diagnose(processing.get(0), null).state()).isEqualTo(Diagnosis.State.IN_PROGRESS);
+        assertThat(operations.expire(10)).isEqualTo(new SweepResult(0, 1));
     }
 
     @Test
     void expire_without_confirmation_can_be_previewed_by_counting() {
         records(4, SHORT_TTL, true);
-        await().atMost(Duration.ofSeconds(10)).until(() -> store.countExpirable() == 4);
+        await().atMost(Duration.ofSeconds(10)).until(() -> operations.countExpirable() == 4);
 
         assertThat(countByStatus("expired")).as("counting changes nothing").isZero();
     }
@@ -72,11 +74,11 @@ class SweepsIT {
     void purge_deletes_expired_records_older_than_the_threshold_in_batches() {
         records(12, SHORT_TTL, true);
         records(4, ClaimPolicy.ofDefaults(), true);
-        await().atMost(Duration.ofSeconds(10)).until(() -> store.countExpirable() == 12);
-        store.expire(100);
+        await().atMost(Duration.ofSeconds(10)).until(() -> operations.countExpirable() == 12);
+        operations.expire(100);
 
-        assertThat(store.purge(Duration.ofDays(7), 5).rows()).as("nothing is a week old").isZero();
-        SweepResult purged = store.purge(Duration.ZERO, 5);
+        assertThat(operations.purge(Duration.ofDays(7), 5).rows()).as("nothing is a week old").isZero();
+        SweepResult purged = operations.purge(Duration.ZERO, 5);
 
         assertThat(purged).isEqualTo(new SweepResult(12, 3));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM idempotency_record", Long.class)).isEqualTo(4);
@@ -92,8 +94,8 @@ class SweepsIT {
         store.claim(busy, hashOf("{}"), ClaimPolicy.ofDefaults());
         records(2, ClaimPolicy.ofDefaults(), true);
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> store.findStuck(Duration.ofHours(1)).size() == 2);
-        List<StuckRecord> stuck = store.findStuck(Duration.ofHours(1));
+        await().atMost(Duration.ofSeconds(10)).until(() -> operations.findStuck(Duration.ofHours(1)).size() == 2);
+        List<StuckRecord> stuck = operations.findStuck(Duration.ofHours(1));
 
         assertThat(stuck).extracting(StuckRecord::scope).containsExactly(lapsed, other);
         assertThat(stuck).allSatisfy(s -> {
@@ -101,8 +103,8 @@ class SweepsIT {
             assertThat(s.attempts()).isEqualTo(1);
             assertThat(s.age()).isPositive();
         });
-        assertThat(store.findStuck(Duration.ofHours(1), "globex", 10)).extracting(StuckRecord::scope).containsExactly(other);
-        assertThat(store.findStuck(Duration.ZERO)).extracting(StuckRecord::scope).as("the live claim is old enough at 0s")
+        assertThat(operations.findStuck(Duration.ofHours(1), "globex", 10)).extracting(StuckRecord::scope).containsExactly(other);
+        assertThat(operations.findStuck(Duration.ZERO)).extracting(StuckRecord::scope).as("the live claim is old enough at 0s")
                 .containsExactlyInAnyOrder(lapsed, other, busy);
     }
 
@@ -110,7 +112,7 @@ class SweepsIT {
     void sweeps_refuse_to_run_inside_a_transaction() {
         TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(db.dataSource()));
 
-        assertThatThrownBy(() -> tx.executeWithoutResult(s -> store.expire(10)))
+        assertThatThrownBy(() -> tx.executeWithoutResult(s -> operations.expire(10)))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("outside a transaction");
     }
 

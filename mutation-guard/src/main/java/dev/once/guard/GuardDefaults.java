@@ -28,6 +28,12 @@ public final class GuardDefaults {
     /** Response headers stored and replayed besides Content-Type. */
     public static final Set<String> REPLAYED_HEADERS = Set.of("Location");
 
+    /** With Spring Security, an authority with this prefix names the user's tenant: {@code TENANT_acme} is acme. */
+    public static final String TENANT_AUTHORITY_PREFIX = "TENANT_";
+
+    /** The tenant of users without a tenant authority; empty refuses such users (403) instead. */
+    public static final String DEFAULT_TENANT = "default";
+
     private GuardDefaults() {
     }
 }

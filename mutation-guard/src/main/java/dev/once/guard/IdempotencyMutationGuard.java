@@ -1,6 +1,5 @@
 package dev.once.guard;
 
-import dev.once.TransientFailures;
 import dev.once.guard.internal.RateLimitedLog;
 import dev.once.idempotency.ClaimResult;
 import dev.once.idempotency.ClaimToken;
@@ -8,6 +7,7 @@ import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.ResponseTooLargeException;
 import dev.once.idempotency.StaleClaimException;
 import dev.once.idempotency.StoredResponse;
+import dev.once.internal.TransientFailures;
 import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;

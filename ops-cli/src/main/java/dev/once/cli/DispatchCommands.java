@@ -39,7 +39,7 @@ final class DispatchCommands {
 
         @Override
         public Integer call() {
-            List<HandlerClaims.FailedHandler> failed = new HandlerClaims(connection.open()).failed(handlerKey, limit);
+            List<HandlerClaims.FailedHandler> failed = HandlerClaims.create(connection.open()).failed(handlerKey, limit);
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
                 Output.json(out, failed.stream().map(f -> {
@@ -85,7 +85,7 @@ final class DispatchCommands {
         @Override
         public Integer call() {
             confirmation.require("retry", "changes data");
-            int rows = new HandlerClaims(connection.open()).retry(eventId.toString(), handlerKey);
+            int rows = HandlerClaims.create(connection.open()).retry(eventId.toString(), handlerKey);
             LoggerFactory.getLogger("dev.once.cli.audit").info("dispatch retry {} {} by {}: {}", eventId, handlerKey,
                     System.getProperty("user.name"), rows);
             IdempotencyCommands.print(spec.commandLine().getOut(), json, Map.of("released", rows),

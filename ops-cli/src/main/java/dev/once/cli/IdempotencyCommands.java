@@ -2,8 +2,8 @@ package dev.once.cli;
 
 import dev.once.idempotency.Diagnosis;
 import dev.once.idempotency.IdempotencyDefaults;
+import dev.once.idempotency.IdempotencyOperations;
 import dev.once.idempotency.IdempotencyScope;
-import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.ReleaseResult;
 import dev.once.idempotency.Route;
 import dev.once.idempotency.StuckRecord;
@@ -65,7 +65,7 @@ final class IdempotencyCommands {
         @Override
         public Integer call() {
             IdempotencyScope s = scope.scope();
-            Diagnosis d = IdempotencyStore.create(connection.open()).diagnose(s, requestHash);
+            Diagnosis d = IdempotencyOperations.create(connection.open()).diagnose(s, requestHash);
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
                 out.println(d.toJson());
@@ -97,7 +97,7 @@ final class IdempotencyCommands {
 
         @Override
         public Integer call() {
-            IdempotencyStore store = IdempotencyStore.create(connection.open());
+            IdempotencyOperations store = IdempotencyOperations.create(connection.open());
             PrintWriter out = spec.commandLine().getOut();
             PrintWriter err = spec.commandLine().getErr();
             if (!yes) {
@@ -141,7 +141,7 @@ final class IdempotencyCommands {
 
         @Override
         public Integer call() {
-            List<StuckRecord> stuck = IdempotencyStore.create(connection.open()).findStuck(olderThan, tenantId, limit);
+            List<StuckRecord> stuck = IdempotencyOperations.create(connection.open()).findStuck(olderThan, tenantId, limit);
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
                 Output.json(out, stuck.stream().map(Stuck::toMap).toList());
@@ -190,7 +190,7 @@ final class IdempotencyCommands {
         public Integer call() {
             confirmation.require("release", "changes data");
             IdempotencyScope s = scope.scope();
-            ReleaseResult result = IdempotencyStore.create(connection.open()).forceRelease(s, force);
+            ReleaseResult result = IdempotencyOperations.create(connection.open()).forceRelease(s, force);
             log.info("release {} force={} by {}: {}", s, force, System.getProperty("user.name"), result);
             print(spec.commandLine().getOut(), json, Map.of("result", result.name().toLowerCase()),
                     result == ReleaseResult.LEASE_LIVE ? "the lease is live; add --force if its owner is gone" : result.name().toLowerCase());
@@ -221,7 +221,7 @@ final class IdempotencyCommands {
         public Integer call() {
             confirmation.require("purge", "deletes data");
             PrintWriter err = spec.commandLine().getErr();
-            SweepResult result = IdempotencyStore.create(connection.open())
+            SweepResult result = IdempotencyOperations.create(connection.open())
                     .purge(olderThan, batchSize, total -> err.println("purged " + total + " …"));
             print(spec.commandLine().getOut(), json, Map.of("purged", result.rows(), "batches", result.batches()),
                     "purged " + result.rows() + " record(s) in " + result.batches() + " batch(es)");

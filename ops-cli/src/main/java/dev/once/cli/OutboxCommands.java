@@ -1,6 +1,6 @@
 package dev.once.cli;
 
-import dev.once.outbox.OutboxStatus;
+import dev.once.outbox.OutboxOperations;
 import java.io.PrintWriter;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -38,9 +38,9 @@ final class OutboxCommands {
 
         @Override
         public Integer call() {
-            OutboxStatus status = new OutboxStatus(connection.open());
-            OutboxStatus.Slot s = status.slot(slot);
-            List<OutboxStatus.Parked> parked = status.parked(parkedLimit);
+            OutboxOperations status = OutboxOperations.create(connection.open());
+            OutboxOperations.Slot s = status.slot(slot);
+            List<OutboxOperations.Parked> parked = status.parked(parkedLimit);
             Map<String, Object> fields = new LinkedHashMap<>();
             fields.put("pending", status.pending());
             fields.put("oldest_pending_age_seconds", status.oldestPendingAge().toSeconds());
@@ -93,7 +93,7 @@ final class OutboxCommands {
         @Override
         public Integer call() {
             confirmation.require("redrive", "changes data");
-            int rows = new dev.once.outbox.OutboxRedrive(connection.open()).redrive(eventId);
+            int rows = OutboxOperations.create(connection.open()).redrive(eventId);
             org.slf4j.LoggerFactory.getLogger("dev.once.cli.audit").info("redrive {} by {}: {} row(s)", eventId,
                     System.getProperty("user.name"), rows);
             IdempotencyCommands.print(spec.commandLine().getOut(), json, Map.of("requeued", rows),

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.ClaimResult;
 import dev.once.idempotency.IdempotencyScope;
+import dev.once.idempotency.IdempotencyOperations;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.idempotency.Route;
@@ -162,7 +163,7 @@ class CoreIT {
         String key = "k-" + UUID.randomUUID();
         store.markSucceeded(claim(key, ClaimPolicy.custom().lease(Duration.ofMillis(10)).ttl(Duration.ofMillis(50)).build())
                 .token(), StoredResponse.of(200, null, new byte[0]));
-        await().atMost(Duration.ofSeconds(10)).until(() -> store.countExpirable() >= 1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> IdempotencyOperations.create(db.dataSource()).countExpirable() >= 1);
 
         CoreRun dryRun = raw(concat(new String[] {"idempotency", "expire", "--json"}, connectionArgs()));
         assertThat(dryRun.exit()).isZero();
@@ -181,7 +182,7 @@ class CoreIT {
     void stuck_lists_lapsed_leases_and_fails_on_findings_when_asked() {
         String key = "stuck-" + UUID.randomUUID();
         claim(key, ClaimPolicy.custom().lease(Duration.ofMillis(20)).build());
-        await().atMost(Duration.ofSeconds(10)).until(() -> !store.findStuck(Duration.ofHours(1)).isEmpty());
+        await().atMost(Duration.ofSeconds(10)).until(() -> !IdempotencyOperations.create(db.dataSource()).findStuck(Duration.ofHours(1)).isEmpty());
 
         CoreRun human = raw(concat(new String[] {"idempotency", "stuck"}, connectionArgs()));
         CoreRun json = raw(concat(new String[] {"idempotency", "stuck", "--json", "--fail-on-findings"}, connectionArgs()));

@@ -3,11 +3,10 @@ package dev.once.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.once.dispatch.KafkaEventDispatcher;
 import dev.once.example.ReferenceServiceApplication;
-import dev.once.relay.KafkaTransport;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
+import dev.once.wire.WireFormat;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -206,13 +205,13 @@ class BadInputIT {
         Map<String, ProducerRecord<String, byte[]>> corpus = new LinkedHashMap<>();
         corpus.put("payload is not JSON", record(topic, "not json at all", headers(UUID.randomUUID(), "acme", "AccountCreated", "1")));
         Map<String, String> noEventId = headers(UUID.randomUUID(), "acme", "AccountCreated", "1");
-        noEventId.remove(KafkaTransport.EVENT_ID);
+        noEventId.remove(WireFormat.EVENT_ID);
         corpus.put("missing event_id", record(topic, "{}", noEventId));
         Map<String, String> forgedId = headers(UUID.randomUUID(), "acme", "AccountCreated", "1");
-        forgedId.put(KafkaTransport.EVENT_ID, "not-a-uuid");
+        forgedId.put(WireFormat.EVENT_ID, "not-a-uuid");
         corpus.put("forged event_id", record(topic, "{}", forgedId));
         Map<String, String> noTenant = headers(UUID.randomUUID(), "acme", "AccountCreated", "1");
-        noTenant.remove(KafkaTransport.TENANT_ID);
+        noTenant.remove(WireFormat.TENANT_ID);
         corpus.put("missing tenant_id", record(topic, "{}", noTenant));
         corpus.put("unknown event type", record(topic, "{}", headers(UUID.randomUUID(), "acme", "AccountDeleted", "1")));
         corpus.put("unknown event version", record(topic, "{}", headers(UUID.randomUUID(), "acme", "AccountCreated", "9")));
@@ -232,11 +231,11 @@ class BadInputIT {
         }
 
         await().atMost(Duration.ofSeconds(60)).until(() -> handled(good) == 2); // both handlers, after the bad ones
-        List<ConsumerRecord<String, byte[]>> dead = deadLetters(topic + KafkaEventDispatcher.DLT_SUFFIX, corpus.size());
+        List<ConsumerRecord<String, byte[]>> dead = deadLetters(topic + WireFormat.DEAD_LETTER_SUFFIX, corpus.size());
         Summary.record(new Summary.Row("bad input: Kafka records", corpus.size(), corpus.size(), handled(good) == 2 ? 0 : 1,
                 handled(reused) - 2, dead.size() == corpus.size(), "each dead-lettered with its reason; the partition kept flowing"));
         assertThat(dead).hasSize(corpus.size());
-        assertThat(dead).allSatisfy(r -> assertThat(r.headers().lastHeader(KafkaEventDispatcher.DLT_REASON)).isNotNull());
+        assertThat(dead).allSatisfy(r -> assertThat(r.headers().lastHeader(WireFormat.DLT_REASON)).isNotNull());
         assertThat(handled(reused)).isEqualTo(2); // the reused id's second payload had no effect
     }
 
@@ -322,11 +321,11 @@ class BadInputIT {
 
     static Map<String, String> headers(UUID eventId, String tenant, String type, String version) {
         Map<String, String> headers = new LinkedHashMap<>();
-        headers.put(KafkaTransport.EVENT_ID, eventId.toString());
-        headers.put(KafkaTransport.TENANT_ID, tenant);
-        headers.put(KafkaTransport.ACTOR_ID, "alice");
-        headers.put(KafkaTransport.EVENT_TYPE, type);
-        headers.put(KafkaTransport.EVENT_VERSION, version);
+        headers.put(WireFormat.EVENT_ID, eventId.toString());
+        headers.put(WireFormat.TENANT_ID, tenant);
+        headers.put(WireFormat.ACTOR_ID, "alice");
+        headers.put(WireFormat.EVENT_TYPE, type);
+        headers.put(WireFormat.EVENT_VERSION, version);
         return headers;
     }
 

@@ -9,9 +9,9 @@ import dev.once.dispatch.KafkaEventDispatcher;
 import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.OnceMigrations;
-import dev.once.relay.KafkaTransport;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
+import dev.once.wire.WireFormat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -52,7 +52,7 @@ class ConsumerChurnIT {
         jdbc.execute("CREATE TABLE effect (handler text NOT NULL, event_id uuid NOT NULL, derived_key text NOT NULL)");
         String topic = "churn" + UUID.randomUUID().toString().substring(0, 8) + ".order";
         TestKafka.createTopic(topic, 6);
-        TestKafka.createTopic(topic + KafkaEventDispatcher.DLT_SUFFIX, 1);
+        TestKafka.createTopic(topic + WireFormat.DEAD_LETTER_SUFFIX, 1);
         EventDispatcher core = new EventDispatcher(IdempotencyStore.create(db.dataSource()),
                 new DataSourceTransactionManager(db.dataSource()), List.of(
                 HandlerRegistration.transactional("OrderPlaced", 1, "projection", event ->
@@ -113,9 +113,9 @@ class ConsumerChurnIT {
             for (int i = 0; i < EVENTS; i++) {
                 ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "order-" + (i % 211),
                         ("{\"n\":" + i + "}").getBytes(StandardCharsets.UTF_8));
-                Map.of(KafkaTransport.EVENT_ID, UUID.randomUUID().toString(), KafkaTransport.TENANT_ID, "acme",
-                                KafkaTransport.ACTOR_ID, "alice", KafkaTransport.EVENT_TYPE, "OrderPlaced",
-                                KafkaTransport.EVENT_VERSION, "1")
+                Map.of(WireFormat.EVENT_ID, UUID.randomUUID().toString(), WireFormat.TENANT_ID, "acme",
+                                WireFormat.ACTOR_ID, "alice", WireFormat.EVENT_TYPE, "OrderPlaced",
+                                WireFormat.EVENT_VERSION, "1")
                         .forEach((k, v) -> record.headers().add(k, v.getBytes(StandardCharsets.UTF_8)));
                 records.add(record);
             }

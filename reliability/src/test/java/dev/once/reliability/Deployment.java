@@ -56,9 +56,9 @@ final class Deployment implements AutoCloseable {
         properties.put("once.reference.topic-replicas", Integer.toString(topicReplicas));
         properties.put("once.outbox.relay.mode", relayMode);
         properties.put("once.outbox.relay.topic-prefix", name);
-        properties.put("once.outbox.relay.slot-name", name);
-        properties.put("once.outbox.relay.publication-name", name);
-        properties.put("once.outbox.relay.leader-poll", "500ms");
+        properties.put("once.outbox.relay.cdc.slot-name", name);
+        properties.put("once.outbox.relay.cdc.publication-name", name);
+        properties.put("once.outbox.relay.cdc.leader-poll", "500ms");
         properties.put("once.dispatcher.group-id", name);
         properties.put("once.idempotency.lease", "3s");
         properties.put("once.dispatcher.lease", "5s");

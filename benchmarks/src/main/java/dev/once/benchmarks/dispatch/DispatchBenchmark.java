@@ -7,11 +7,11 @@ import dev.once.dispatch.KafkaEventDispatcher;
 import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.OnceMigrations;
-import dev.once.relay.KafkaTransport;
 import dev.once.test.PostgresServer;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
 import dev.once.test.TestPostgres;
+import dev.once.wire.WireFormat;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -60,7 +60,7 @@ public final class DispatchBenchmark {
         execute(server, "CREATE SCHEMA " + schema);
         String topic = "bench-dispatch-" + Long.toHexString(System.nanoTime());
         TestKafka.createTopic(topic, 4);
-        TestKafka.createTopic(topic + KafkaEventDispatcher.DLT_SUFFIX, 1);
+        TestKafka.createTopic(topic + WireFormat.DEAD_LETTER_SUFFIX, 1);
         try (HikariDataSource ds = TestDatabase.newDataSource(schema, 8, null)) {
             OnceMigrations.migrate(ds);
             JdbcTemplate jdbc = new JdbcTemplate(ds);
@@ -77,7 +77,7 @@ public final class DispatchBenchmark {
                 ContainerProperties properties = new ContainerProperties(topic);
                 properties.setGroupId("plain-" + UUID.randomUUID());
                 properties.setMessageListener((MessageListener<String, byte[]>) record -> tx.executeWithoutResult(s ->
-                        jdbc.update("INSERT INTO effect VALUES ('plain', ?)", eventId(record.headers().lastHeader(KafkaTransport.EVENT_ID).value()))));
+                        jdbc.update("INSERT INTO effect VALUES ('plain', ?)", eventId(record.headers().lastHeader(WireFormat.EVENT_ID).value()))));
                 ConcurrentMessageListenerContainer<String, byte[]> container = new ConcurrentMessageListenerContainer<>(
                         new DefaultKafkaConsumerFactory<>(consumer, new StringDeserializer(), new ByteArrayDeserializer()), properties);
                 container.start();
@@ -143,9 +143,9 @@ public final class DispatchBenchmark {
             for (int i = 0; i < events; i++) {
                 ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "o-" + (i % 1000),
                         ("{\"n\":" + i + ",\"note\":\"" + "x".repeat(170) + "\"}").getBytes(StandardCharsets.UTF_8));
-                for (String[] h : new String[][] {{KafkaTransport.EVENT_ID, UUID.randomUUID().toString()},
-                        {KafkaTransport.TENANT_ID, "acme"}, {KafkaTransport.ACTOR_ID, "alice"},
-                        {KafkaTransport.EVENT_TYPE, "OrderPlaced"}, {KafkaTransport.EVENT_VERSION, "1"}}) {
+                for (String[] h : new String[][] {{WireFormat.EVENT_ID, UUID.randomUUID().toString()},
+                        {WireFormat.TENANT_ID, "acme"}, {WireFormat.ACTOR_ID, "alice"},
+                        {WireFormat.EVENT_TYPE, "OrderPlaced"}, {WireFormat.EVENT_VERSION, "1"}}) {
                     record.headers().add(h[0], h[1].getBytes(StandardCharsets.UTF_8));
                 }
                 records.add(record);

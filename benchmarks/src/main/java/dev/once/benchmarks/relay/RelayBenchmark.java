@@ -2,8 +2,6 @@ package dev.once.benchmarks.relay;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.once.idempotency.OnceMigrations;
-import dev.once.relay.CdcRelay;
-import dev.once.relay.CdcSettings;
 import dev.once.relay.EventTransport;
 import dev.once.relay.KafkaTransport;
 import dev.once.relay.OutboxRelay;
@@ -11,6 +9,8 @@ import dev.once.relay.PollingRelay;
 import dev.once.relay.RelayListener;
 import dev.once.relay.RelayOptions;
 import dev.once.relay.TopicRouter;
+import dev.once.relay.cdc.CdcRelay;
+import dev.once.relay.cdc.CdcSettings;
 import dev.once.test.PostgresServer;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;

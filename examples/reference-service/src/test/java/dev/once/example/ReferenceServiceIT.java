@@ -5,9 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import dev.once.example.demo.Demo;
 import dev.once.example.demo.DemoReport;
-import dev.once.relay.KafkaTransport;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
+import dev.once.wire.WireFormat;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -385,9 +385,9 @@ class ReferenceServiceIT {
             consumer.subscribe(List.of(topic));
             await().atMost(Duration.ofSeconds(60)).until(() -> {
                 for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
-                    String event = header(record, KafkaTransport.EVENT_TYPE) + " v"
-                            + header(record, KafkaTransport.EVENT_VERSION)
-                            + " tenant " + header(record, KafkaTransport.TENANT_ID);
+                    String event = header(record, WireFormat.EVENT_TYPE) + " v"
+                            + header(record, WireFormat.EVENT_VERSION)
+                            + " tenant " + header(record, WireFormat.TENANT_ID);
                     if (aggregateId.equals(record.key()) && !events.contains(event)) {
                         events.add(event); // the relay delivers at least once: a redelivery is not another event
                     }

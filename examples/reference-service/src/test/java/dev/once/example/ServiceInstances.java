@@ -42,9 +42,9 @@ final class ServiceInstances implements AutoCloseable {
                         "--once.reference.data-dir=" + dataDir,
                         "--once.reference.topic-partitions=3",
                         "--once.outbox.relay.topic-prefix=" + name,
-                        "--once.outbox.relay.slot-name=" + name,
-                        "--once.outbox.relay.publication-name=" + name,
-                        "--once.outbox.relay.leader-poll=500ms",
+                        "--once.outbox.relay.cdc.slot-name=" + name,
+                        "--once.outbox.relay.cdc.publication-name=" + name,
+                        "--once.outbox.relay.cdc.leader-poll=500ms",
                         "--once.dispatcher.group-id=" + name);
         running.add(context);
         return context;

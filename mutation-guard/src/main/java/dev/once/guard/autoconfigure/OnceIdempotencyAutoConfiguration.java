@@ -1,6 +1,6 @@
 package dev.once.guard.autoconfigure;
 
-import dev.once.OnceDataSource;
+import dev.once.autoconfigure.OnceStoreAutoConfiguration;
 import dev.once.guard.FailureMapper;
 import dev.once.guard.GuardListener;
 import dev.once.guard.IdempotencyMutationGuard;
@@ -10,94 +10,44 @@ import dev.once.guard.web.RequestBodyCapture;
 import dev.once.guard.web.SecurityPrincipalResolver;
 import dev.once.guard.web.ServletPrincipalResolver;
 import dev.once.guard.web.WebFailureMapper;
-import dev.once.idempotency.IdempotencyDefaults;
 import dev.once.idempotency.IdempotencyStore;
-import dev.once.outbox.OutboxWriter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.Set;
-import javax.sql.DataSource;
-import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
-import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
-import org.springframework.core.env.Environment;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.jta.JtaTransactionManager;
 import org.springframework.web.method.support.HandlerMethodArgumentResolver;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.HandlerExceptionResolver;
-import org.springframework.web.servlet.mvc.method.annotation.ExceptionHandlerExceptionResolver;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+import org.springframework.web.servlet.mvc.method.annotation.ExceptionHandlerExceptionResolver;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 
 /**
- * Spring Boot autoconfiguration of Once's idempotency: schema, store, outbox writer and guard, plus the Spring MVC
- * integration for {@code @Idempotent} routes in a servlet web application. Every bean backs off when the application
- * defines its own; {@code once.idempotency.enabled=false} turns all of it off.
+ * Spring Boot autoconfiguration of Once's mutation guard, plus the Spring MVC integration for {@code @Idempotent}
+ * routes in a servlet web application. The store, the outbox writer and the schema it uses come from
+ * {@link OnceStoreAutoConfiguration}. Every bean backs off when the application defines its own;
+ * {@code once.idempotency.enabled=false} turns all of it off.
  */
-@AutoConfiguration(afterName = {
-        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+@AutoConfiguration(after = OnceStoreAutoConfiguration.class, afterName = {
         "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
         "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
         "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration"})
-@ConditionalOnClass(IdempotencyStore.class)
-@ConditionalOnBean(DataSource.class)
-@ConditionalOnProperty(prefix = "once.idempotency", name = "enabled", matchIfMissing = true)
+@ConditionalOnBean(IdempotencyStore.class)
+@ConditionalOnBooleanProperty(name = "once.idempotency.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(OnceIdempotencyProperties.class)
 public class OnceIdempotencyAutoConfiguration {
-
-    /**
-     * Wraps each {@link DataSource} bean in an {@link OnceDataSource}, so that outbox rows and the guard's completion
-     * travel with the transaction's {@code COMMIT} ({@code once.idempotency.pipelined-commit}, on by default).
-     * Everything else passes through; pools stay reachable with {@code unwrap}. Not under JTA: a global transaction
-     * commits through its XA resources, never through {@code Connection.commit}, so nothing is wrapped when the
-     * application defines a {@link JtaTransactionManager}.
-     */
-    @Bean
-    @ConditionalOnMissingBean(name = "onceDataSourcePipelining")
-    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    static BeanPostProcessor onceDataSourcePipelining(Environment environment, ListableBeanFactory beans) {
-        boolean enabled = Binder.get(environment).bind("once.idempotency.pipelined-commit", Boolean.class)
-                .orElse(IdempotencyDefaults.PIPELINED_COMMIT);
-        return new BeanPostProcessor() {
-            @Override
-            public Object postProcessAfterInitialization(Object bean, String beanName) {
-                return enabled && bean instanceof DataSource dataSource && !(bean instanceof OnceDataSource)
-                        && beans.getBeanNamesForType(JtaTransactionManager.class, true, false).length == 0
-                        ? new OnceDataSource(dataSource) : bean;
-            }
-        };
-    }
-
-    @Bean
-    @ConditionalOnMissingBean
-    OnceSchema onceSchema(DataSource dataSource, OnceIdempotencyProperties properties) {
-        return new OnceSchema(dataSource, properties.isMigrate());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean
-    IdempotencyStore idempotencyStore(DataSource dataSource, OnceIdempotencyProperties properties, OnceSchema schema) {
-        return IdempotencyStore.create(dataSource, properties.toStoreOptions());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean
-    OutboxWriter outboxWriter(DataSource dataSource, OnceSchema schema) {
-        return OutboxWriter.create(dataSource);
-    }
 
     @Bean
     @ConditionalOnMissingBean

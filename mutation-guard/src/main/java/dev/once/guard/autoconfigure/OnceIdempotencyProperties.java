@@ -3,8 +3,6 @@ package dev.once.guard.autoconfigure;
 import dev.once.guard.GuardDefaults;
 import dev.once.guard.IdempotencyPolicy;
 import dev.once.idempotency.IdempotencyDefaults;
-import dev.once.idempotency.IdempotencyStoreOptions;
-import dev.once.idempotency.OversizedResponse;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Set;
@@ -12,23 +10,12 @@ import java.util.TreeSet;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * {@code once.idempotency.*}: defaults for every {@code @Idempotent} route and the store. Each default is the
- * library's own constant ({@link IdempotencyDefaults}, {@link GuardDefaults}); a route's annotation overrides them.
+ * {@code once.idempotency.*}: defaults for every {@code @Idempotent} route. Each default is the library's own
+ * constant ({@link IdempotencyDefaults}, {@link GuardDefaults}); a route's annotation overrides them. The database
+ * side shares the prefix ({@code OnceStoreProperties}: enabled, migrate, pipelined-commit, stored responses).
  */
 @ConfigurationProperties("once.idempotency")
 public class OnceIdempotencyProperties {
-
-    /** Whether Once's idempotency beans are created at all. */
-    private boolean enabled = true;
-
-    /** Whether Once's Flyway migrations (idempotency_record, outbox_event) run at startup. */
-    private boolean migrate = true;
-
-    /**
-     * Whether the application's DataSource beans are wrapped in {@code OnceDataSource}, so that outbox rows and the
-     * guard's completion travel with the transaction's COMMIT in one round trip instead of one each.
-     */
-    private boolean pipelinedCommit = IdempotencyDefaults.PIPELINED_COMMIT;
 
     /** How long a claim is held before a retry of the same request may reclaim it. */
     private Duration lease = IdempotencyDefaults.LEASE;
@@ -42,12 +29,6 @@ public class OnceIdempotencyProperties {
     /** Response statuses that are not stored; the key is released so a retry runs again. */
     private Set<Integer> transientStatuses = new TreeSet<>(GuardDefaults.TRANSIENT_STATUSES);
 
-    /** Largest response body stored for replay, in bytes. */
-    private int maxResponseBodyBytes = IdempotencyDefaults.MAX_RESPONSE_BODY_BYTES;
-
-    /** What happens to a response body over the limit: REJECT (roll back, store a 500) or OMIT_BODY. */
-    private OversizedResponse oversizedResponse = IdempotencyDefaults.OVERSIZED_RESPONSE;
-
     /** Largest request body read to fingerprint a guarded request, in bytes; larger requests get 413. */
     private int maxRequestBodyBytes = GuardDefaults.MAX_REQUEST_BODY_BYTES;
 
@@ -55,43 +36,15 @@ public class OnceIdempotencyProperties {
     private Set<String> replayedHeaders = new LinkedHashSet<>(GuardDefaults.REPLAYED_HEADERS);
 
     /** With Spring Security: an authority with this prefix names the user's tenant (TENANT_acme is tenant acme). */
-    private String tenantAuthorityPrefix = "TENANT_";
+    private String tenantAuthorityPrefix = GuardDefaults.TENANT_AUTHORITY_PREFIX;
 
     /** The tenant of users without a tenant authority. */
-    private String defaultTenant = "default";
-
-    public boolean isPipelinedCommit() {
-        return pipelinedCommit;
-    }
-
-    public void setPipelinedCommit(boolean pipelinedCommit) {
-        this.pipelinedCommit = pipelinedCommit;
-    }
+    private String defaultTenant = GuardDefaults.DEFAULT_TENANT;
 
     /** The defaults every route starts from. */
     public IdempotencyPolicy toPolicy() {
         return IdempotencyPolicy.custom().lease(lease).ttl(ttl).inProgress(GuardDefaults.IN_PROGRESS, waitMax)
                 .transientStatuses(transientStatuses).build();
-    }
-
-    public IdempotencyStoreOptions toStoreOptions() {
-        return new IdempotencyStoreOptions(maxResponseBodyBytes, oversizedResponse);
-    }
-
-    public boolean isEnabled() {
-        return enabled;
-    }
-
-    public void setEnabled(boolean enabled) {
-        this.enabled = enabled;
-    }
-
-    public boolean isMigrate() {
-        return migrate;
-    }
-
-    public void setMigrate(boolean migrate) {
-        this.migrate = migrate;
     }
 
     public Duration getLease() {
@@ -124,22 +77,6 @@ public class OnceIdempotencyProperties {
 
     public void setTransientStatuses(Set<Integer> transientStatuses) {
         this.transientStatuses = transientStatuses;
-    }
-
-    public int getMaxResponseBodyBytes() {
-        return maxResponseBodyBytes;
-    }
-
-    public void setMaxResponseBodyBytes(int maxResponseBodyBytes) {
-        this.maxResponseBodyBytes = maxResponseBodyBytes;
-    }
-
-    public OversizedResponse getOversizedResponse() {
-        return oversizedResponse;
-    }
-
-    public void setOversizedResponse(OversizedResponse oversizedResponse) {
-        this.oversizedResponse = oversizedResponse;
     }
 
     public int getMaxRequestBodyBytes() {

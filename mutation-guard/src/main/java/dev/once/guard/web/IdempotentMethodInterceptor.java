@@ -12,6 +12,7 @@ import dev.once.idempotency.RequestBodyException;
 import dev.once.idempotency.RequestFingerprint;
 import dev.once.idempotency.Route;
 import jakarta.servlet.http.HttpServletRequest;
+import java.io.IOException;
 import java.lang.reflect.Method;
 import java.util.Collections;
 import java.util.List;
@@ -84,22 +85,24 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
         if (SAFE_METHODS.contains(request.getMethod())) {
             return invocation.proceed();
         }
-        Object answer;
-        try {
-            answer = guard(invocation, method, route, request);
-        } catch (RequestBodyException e) {
-            // the client's error, found before anything was claimed: nothing is stored and the key stays free
-            return ResponseConversion.problem(HttpStatus.BAD_REQUEST, e.problem().code(), e.getMessage()).build();
-        } catch (RuntimeException e) {
-            if (e instanceof ErrorResponse error) { // e.g. 413 for a body over the limit
-                return conversion.toEntity(new GuardResult.Completed(
-                        WebFailureMapper.problem(error.getStatusCode().value(), error.getBody()), null, null, false));
+        Object answer = admit(method, route, request); // what reading the request throws is not the guard's
+        if (answer instanceof Admitted admitted) {
+            try {
+                answer = guard(invocation, admitted, request);
+            } catch (RequestBodyException e) {
+                // the client's error, found before anything was claimed: nothing is stored and the key stays free
+                return ResponseConversion.problem(HttpStatus.BAD_REQUEST, e.problem().code(), e.getMessage()).build();
+            } catch (RuntimeException e) {
+                if (e instanceof ErrorResponse error) { // e.g. 413 for a body over the limit
+                    return conversion.toEntity(new GuardResult.Completed(
+                            WebFailureMapper.problem(error.getStatusCode().value(), error.getBody()), null, null, false));
+                }
+                guardErrors.warn("Guard of {} failed", e, request.getMethod() + " "
+                        + request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE));
+                return ResponseConversion.problem(HttpStatus.INTERNAL_SERVER_ERROR, GUARD_ERROR,
+                        "The idempotency guard failed; nothing of this request was stored. Retry with the same "
+                                + "Idempotency-Key.").build();
             }
-            guardErrors.warn("Guard of {} failed", e, request.getMethod() + " "
-                    + request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE));
-            return ResponseConversion.problem(HttpStatus.INTERNAL_SERVER_ERROR, GUARD_ERROR,
-                    "The idempotency guard failed; nothing of this request was stored. Retry with the same "
-                            + "Idempotency-Key.").build();
         }
         if (answer == UNGUARDED) {
             return invocation.proceed(); // a route whose key is optional, called without one
@@ -118,12 +121,15 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
         return conversion.toEntity(result);
     }
 
+    /** What a request that can be guarded brings: its route's policy, its key and its principal. */
+    private record Admitted(IdempotencyPolicy policy, IdempotencyKey key, IdempotencyPrincipal principal) {
+    }
+
     /**
-     * Everything before the answer: the key, the principal, the scope and fingerprint, and the guard's run. Returns
-     * the guard's result, a refusal, or {@link #UNGUARDED}.
+     * The request {@link Admitted} to the guard; or the answer when it cannot be guarded (no key, a malformed key, no
+     * principal or tenant); or {@link #UNGUARDED} for a route whose key is optional, called without one.
      */
-    private Object guard(MethodInvocation invocation, Method method, Idempotent route, HttpServletRequest request)
-            throws Throwable {
+    private Object admit(Method method, Idempotent route, HttpServletRequest request) {
         IdempotencyPolicy policy = policies.policyFor(method, route);
         List<String> keys = Collections.list(request.getHeaders(IdempotencyKeyHeader.NAME));
         if (keys.isEmpty()) {
@@ -146,9 +152,17 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
                     : ResponseConversion.problem(HttpStatus.FORBIDDEN, "TENANT_UNRESOLVED",
                             "Idempotent requests are scoped to one tenant, and this user has none or several").build();
         }
+        return new Admitted(policy, key, principal.get());
+    }
+
+    /** The scope and fingerprint of an {@link Admitted} request, and the guard's run. */
+    private GuardResult guard(MethodInvocation invocation, Admitted admitted, HttpServletRequest request)
+            throws IOException {
+        IdempotencyPrincipal principal = admitted.principal();
+        IdempotencyPolicy policy = admitted.policy();
         Route template = Route.of(request.getMethod() + " "
                 + request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE));
-        IdempotencyScope scope = new IdempotencyScope(principal.get().tenantId(), principal.get().userId(), template, key);
+        IdempotencyScope scope = new IdempotencyScope(principal.tenantId(), principal.userId(), template, admitted.key());
         String hash = RequestFingerprint.of(request.getMethod(), template, target(request), request.getContentType(),
                 RequestBodyCapture.body(request, maxRequestBodyBytes));
         return guard.run(MutationRequest.of(scope, hash), policy, context -> {

@@ -3,13 +3,14 @@ package dev.once.guard.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.once.OnceDataSource;
+import dev.once.autoconfigure.OnceStoreAutoConfiguration;
 import dev.once.guard.FailureMapper;
 import dev.once.guard.IdempotencyMutationGuard;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.outbox.OutboxEvent;
 import dev.once.outbox.OutboxWriter;
-import java.util.UUID;
 import dev.once.test.TestDatabase;
+import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -31,7 +32,8 @@ class OnceIdempotencyAutoConfigurationIT {
     private ApplicationContextRunner runner() {
         DataSource shared = new DelegatingDataSource(db.dataSource()); // the context must not close the class's pool
         return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(OnceIdempotencyAutoConfiguration.class))
+                .withConfiguration(AutoConfigurations.of(OnceStoreAutoConfiguration.class,
+                        OnceIdempotencyAutoConfiguration.class))
                 .withBean(DataSource.class, () -> shared)
                 .withUserConfiguration(Transactions.class);
     }

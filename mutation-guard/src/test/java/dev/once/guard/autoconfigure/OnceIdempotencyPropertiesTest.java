@@ -2,8 +2,8 @@ package dev.once.guard.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.once.guard.GuardDefaults;
 import dev.once.guard.IdempotencyPolicy;
-import dev.once.idempotency.IdempotencyStoreOptions;
 import org.junit.jupiter.api.Test;
 
 class OnceIdempotencyPropertiesTest {
@@ -13,7 +13,9 @@ class OnceIdempotencyPropertiesTest {
         OnceIdempotencyProperties properties = new OnceIdempotencyProperties();
 
         assertThat(properties.toPolicy()).isEqualTo(IdempotencyPolicy.ofDefaults());
-        assertThat(properties.toStoreOptions()).isEqualTo(IdempotencyStoreOptions.ofDefaults());
-        assertThat(properties.isPipelinedCommit()).isEqualTo(dev.once.idempotency.IdempotencyDefaults.PIPELINED_COMMIT);
+        assertThat(properties.getMaxRequestBodyBytes()).isEqualTo(GuardDefaults.MAX_REQUEST_BODY_BYTES);
+        assertThat(properties.getReplayedHeaders()).containsExactlyElementsOf(GuardDefaults.REPLAYED_HEADERS);
+        assertThat(properties.getTenantAuthorityPrefix()).isEqualTo(GuardDefaults.TENANT_AUTHORITY_PREFIX);
+        assertThat(properties.getDefaultTenant()).isEqualTo(GuardDefaults.DEFAULT_TENANT);
     }
 }

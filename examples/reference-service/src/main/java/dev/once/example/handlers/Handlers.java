@@ -1,8 +1,8 @@
 package dev.once.example.handlers;
 
 import dev.once.dispatch.HandlerRegistration;
-import dev.once.dispatch.KafkaEventDispatcher;
 import dev.once.example.ReferenceProperties;
+import dev.once.wire.WireFormat;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -87,7 +87,7 @@ class Handlers {
             String topic = prefix + "." + aggregate;
             topics.add(TopicBuilder.name(topic).partitions(properties.topicPartitions())
                     .replicas(properties.topicReplicas()).build());
-            topics.add(TopicBuilder.name(topic + KafkaEventDispatcher.DLT_SUFFIX).partitions(1)
+            topics.add(TopicBuilder.name(topic + WireFormat.DEAD_LETTER_SUFFIX).partitions(1)
                     .replicas(properties.topicReplicas()).build());
         }
         return new KafkaAdmin.NewTopics(topics.toArray(NewTopic[]::new));

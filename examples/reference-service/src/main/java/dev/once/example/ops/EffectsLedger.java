@@ -1,7 +1,7 @@
 package dev.once.example.ops;
 
 import dev.once.example.files.FileStorage;
-import dev.once.outbox.OutboxStatus;
+import dev.once.outbox.OutboxOperations;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -73,12 +73,12 @@ public class EffectsLedger {
             """;
 
     private final JdbcTemplate jdbc;
-    private final OutboxStatus outbox;
+    private final OutboxOperations outbox;
     private final FileStorage storage;
 
     EffectsLedger(DataSource dataSource, FileStorage storage) {
         this.jdbc = new JdbcTemplate(dataSource);
-        this.outbox = new OutboxStatus(dataSource);
+        this.outbox = OutboxOperations.create(dataSource);
         this.storage = storage;
     }
 

@@ -1,0 +1,102 @@
+package dev.once.autoconfigure;
+
+import dev.once.OnceDataSource;
+import dev.once.idempotency.HandlerClaims;
+import dev.once.idempotency.IdempotencyDefaults;
+import dev.once.idempotency.IdempotencyOperations;
+import dev.once.idempotency.IdempotencyStore;
+import dev.once.outbox.OutboxOperations;
+import dev.once.outbox.OutboxWriter;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
+import org.springframework.transaction.jta.JtaTransactionManager;
+
+/**
+ * Spring Boot autoconfiguration of Once's database side, for every role that writes or reads Once's tables: the
+ * schema (one migration decision, {@code once.idempotency.migrate}), the one {@link IdempotencyStore}, the
+ * {@link OutboxWriter}, the operator interfaces ({@link IdempotencyOperations}, {@link OutboxOperations},
+ * {@link HandlerClaims}) and the {@link OnceDataSource} wrapping. A service that only appends outbox events needs this
+ * module alone. Every bean backs off when the application defines its own; {@code once.idempotency.enabled=false}
+ * turns all of it off.
+ */
+@AutoConfiguration(afterName = {
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+        "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
+        "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
+        "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration"})
+@ConditionalOnBean(DataSource.class)
+@ConditionalOnBooleanProperty(name = "once.idempotency.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(OnceStoreProperties.class)
+public class OnceStoreAutoConfiguration {
+
+    /**
+     * Wraps each {@link DataSource} bean in an {@link OnceDataSource}, so that outbox rows and the guard's completion
+     * travel with the transaction's {@code COMMIT} ({@code once.idempotency.pipelined-commit}, on by default).
+     * Everything else passes through; pools stay reachable with {@code unwrap}. Not under JTA: a global transaction
+     * commits through its XA resources, never through {@code Connection.commit}, so nothing is wrapped when the
+     * application defines a {@link JtaTransactionManager}.
+     */
+    @Bean
+    @ConditionalOnMissingBean(name = "onceDataSourcePipelining")
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static BeanPostProcessor onceDataSourcePipelining(Environment environment, ListableBeanFactory beans) {
+        boolean enabled = Binder.get(environment).bind("once.idempotency.pipelined-commit", Boolean.class)
+                .orElse(IdempotencyDefaults.PIPELINED_COMMIT);
+        return new BeanPostProcessor() {
+            @Override
+            public Object postProcessAfterInitialization(Object bean, String beanName) {
+                return enabled && bean instanceof DataSource dataSource && !(bean instanceof OnceDataSource)
+                        && beans.getBeanNamesForType(JtaTransactionManager.class, true, false).length == 0
+                        ? new OnceDataSource(dataSource) : bean;
+            }
+        };
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    OnceSchema onceSchema(DataSource dataSource, OnceStoreProperties properties) {
+        return new OnceSchema(dataSource, properties.isMigrate());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    IdempotencyStore idempotencyStore(DataSource dataSource, OnceStoreProperties properties, OnceSchema schema) {
+        return IdempotencyStore.create(dataSource, properties.toStoreOptions());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    OutboxWriter outboxWriter(DataSource dataSource, OnceSchema schema) {
+        return OutboxWriter.create(dataSource);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    IdempotencyOperations idempotencyOperations(DataSource dataSource, OnceSchema schema) {
+        return IdempotencyOperations.create(dataSource);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    OutboxOperations outboxOperations(DataSource dataSource, OnceSchema schema) {
+        return OutboxOperations.create(dataSource);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    HandlerClaims handlerClaims(DataSource dataSource, OnceSchema schema) {
+        return HandlerClaims.create(dataSource);
+    }
+}

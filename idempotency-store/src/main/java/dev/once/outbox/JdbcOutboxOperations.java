@@ -1,0 +1,95 @@
+package dev.once.outbox;
+
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/** {@link OutboxOperations} over JDBC. */
+final class JdbcOutboxOperations implements OutboxOperations {
+
+    static final String PENDING = "SELECT count(*) FROM outbox_event WHERE published_at IS NULL AND parked_at IS NULL";
+
+    static final String OLDEST_PENDING_AGE = """
+            SELECT CAST(EXTRACT(EPOCH FROM now() - created_at) * 1000 AS bigint) FROM outbox_event
+            WHERE published_at IS NULL AND parked_at IS NULL ORDER BY seq LIMIT 1
+            """;
+
+    static final String PARKED_COUNT = "SELECT count(*) FROM outbox_event WHERE parked_at IS NOT NULL";
+
+    static final String PARKED = """
+            SELECT id, aggregate_type, aggregate_id, event_type, park_reason, parked_at FROM outbox_event
+            WHERE parked_at IS NOT NULL ORDER BY seq LIMIT ?
+            """;
+
+    static final String SLOT = """
+            SELECT active, CAST(pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn) AS bigint) AS lag_bytes
+            FROM pg_replication_slots WHERE slot_name = ?
+            """;
+
+    static final String REDRIVE = """
+            WITH parked AS (
+                SELECT aggregate_type, aggregate_id, seq FROM outbox_event WHERE id = ? AND parked_at IS NOT NULL
+            ), moved AS (
+                DELETE FROM outbox_event e USING parked p
+                WHERE e.aggregate_type = p.aggregate_type AND e.aggregate_id = p.aggregate_id
+                  AND e.seq >= p.seq AND e.published_at IS NULL
+                RETURNING e.*
+            )
+            INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
+                                      payload, headers, created_at)
+            SELECT id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload, headers,
+                   created_at
+            FROM moved ORDER BY seq
+            """;
+
+    private final JdbcTemplate jdbc;
+    private final TransactionTemplate tx;
+
+    JdbcOutboxOperations(DataSource dataSource) {
+        this.jdbc = new JdbcTemplate(dataSource);
+        this.tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+    }
+
+    @Override
+    public long pending() {
+        Long n = jdbc.queryForObject(PENDING, Long.class);
+        return n == null ? 0 : n;
+    }
+
+    @Override
+    public Duration oldestPendingAge() {
+        List<Long> age = jdbc.queryForList(OLDEST_PENDING_AGE, Long.class);
+        return age.isEmpty() || age.get(0) == null ? Duration.ZERO : Duration.ofMillis(Math.max(0, age.get(0)));
+    }
+
+    @Override
+    public long parkedCount() {
+        Long n = jdbc.queryForObject(PARKED_COUNT, Long.class);
+        return n == null ? 0 : n;
+    }
+
+    @Override
+    public List<Parked> parked(int limit) {
+        return jdbc.query(PARKED, (rs, n) -> new Parked(rs.getObject("id", UUID.class), rs.getString("aggregate_type"),
+                rs.getString("aggregate_id"), rs.getString("event_type"), rs.getString("park_reason"),
+                rs.getObject("parked_at", OffsetDateTime.class).toInstant()), limit);
+    }
+
+    @Override
+    public Slot slot(String slotName) {
+        List<Slot> slots = jdbc.query(SLOT, (rs, n) -> new Slot(slotName, rs.getBoolean("active"), rs.getLong("lag_bytes")),
+                slotName);
+        return slots.isEmpty() ? null : slots.get(0);
+    }
+
+    @Override
+    public int redrive(UUID eventId) {
+        Integer rows = tx.execute(s -> jdbc.update(REDRIVE, eventId));
+        return rows == null ? 0 : rows;
+    }
+}

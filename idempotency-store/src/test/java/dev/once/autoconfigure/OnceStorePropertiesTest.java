@@ -1,0 +1,20 @@
+package dev.once.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.once.idempotency.IdempotencyDefaults;
+import dev.once.idempotency.IdempotencyStoreOptions;
+import org.junit.jupiter.api.Test;
+
+class OnceStorePropertiesTest {
+
+    @Test
+    void property_defaults_are_the_library_constants() {
+        OnceStoreProperties properties = new OnceStoreProperties();
+
+        assertThat(properties.toStoreOptions()).isEqualTo(IdempotencyStoreOptions.ofDefaults());
+        assertThat(properties.isPipelinedCommit()).isEqualTo(IdempotencyDefaults.PIPELINED_COMMIT);
+        assertThat(properties.isMigrate()).isEqualTo(IdempotencyDefaults.MIGRATE);
+        assertThat(properties.isEnabled()).isTrue();
+    }
+}

@@ -1,0 +1,197 @@
+package dev.once.dispatch;
+
+import dev.once.internal.TransientFailures;
+import dev.once.wire.WireFormat;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
+import org.springframework.kafka.core.DefaultKafkaProducerFactory;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.BatchMessageListener;
+import org.springframework.kafka.listener.ConcurrentMessageListenerContainer;
+import org.springframework.kafka.listener.ContainerProperties;
+import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
+import org.springframework.kafka.listener.DefaultErrorHandler;
+
+/**
+ * Consumes outbox topics with spring-kafka and hands every poll to the {@link EventDispatcher}, which claims a run of
+ * TRANSACTIONAL records with one statement and handles it in one transaction. Offsets are
+ * committed after every record of a poll was handled (its handlers' transactions have committed); a redelivery after
+ * a crash is absorbed by the claims, so committing per poll rather than per record loses nothing. Failures use spring-kafka's
+ * {@link DefaultErrorHandler}: a failing handler is retried with exponential backoff ({@link RetryPolicy}), then its
+ * claim is marked
+ * {@code failed} and the record goes to {@code <topic>.dlt} with headers {@code once-dlt-reason},
+ * {@code once-dlt-handler} and {@code once-dlt-attempts}; a poison record goes there at once. Either way the
+ * partition keeps flowing.
+ */
+public final class KafkaEventDispatcher implements AutoCloseable {
+
+    /** Between retries of a record whose failure was the database's: 0.5 s growing to 5 s, then round again. */
+    private static final org.springframework.util.backoff.BackOff TRANSIENT_BACK_OFF = transientBackOff();
+
+    private final ConcurrentMessageListenerContainer<String, byte[]> container;
+    private final DefaultKafkaProducerFactory<String, byte[]> dltProducer;
+
+    /**
+     * What the dispatcher's consumers must do, whatever the application configures: no automatic offset commits
+     * ({@code enable.auto.commit=false}), because an offset is committed only after every record of its poll was
+     * handled and its claims committed; and {@code isolation.level=read_committed}, so that records of an aborted
+     * Kafka transaction (a relay on Kafka Connect with exactly-once delivery) are never handled.
+     */
+    public static final Map<String, Object> REQUIRED_CONSUMER = Map.of(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+            ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+
+    /**
+     * Once's choice for the consumers unless the application makes its own: {@code auto.offset.reset=earliest}, so
+     * that a new consumer group starts with the oldest retained event instead of skipping everything before it.
+     */
+    public static final Map<String, Object> DEFAULT_CONSUMER = Map.of(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+
+    /** What the dead-letter producer must do: acknowledged on every in-sync replica, without duplicates of its own. */
+    public static final Map<String, Object> REQUIRED_PRODUCER = Map.of(
+            org.apache.kafka.clients.producer.ProducerConfig.ACKS_CONFIG, "all",
+            org.apache.kafka.clients.producer.ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+
+    /**
+     * @param bootstrapServers Kafka
+     * @param groupId the consumer group; instances of one service share it
+     * @param maxAttempts deliveries of a record whose handler keeps failing, before it is dead-lettered
+     */
+    public KafkaEventDispatcher(String bootstrapServers, String groupId, EventDispatcher dispatcher, int concurrency,
+                                int maxAttempts, String... topics) {
+        this(bootstrapServers, groupId, dispatcher, concurrency, RetryPolicy.attempts(maxAttempts), null, topics);
+    }
+
+    /**
+     * As above; with a Micrometer {@code registry}, the consumers' own metrics (among them
+     * {@code kafka.consumer.fetch.manager.records.lag.max}) are bound to it.
+     */
+    public KafkaEventDispatcher(String bootstrapServers, String groupId, EventDispatcher dispatcher, int concurrency,
+                                RetryPolicy retry, io.micrometer.core.instrument.MeterRegistry registry, String... topics) {
+        this(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers),
+                Map.of(org.apache.kafka.clients.producer.ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers),
+                groupId, dispatcher, concurrency, retry, registry, topics);
+    }
+
+    /**
+     * The dispatcher with the application's own client settings: {@code consumerSettings} for the consumers and
+     * {@code producerSettings} for the dead-letter producer (bootstrap servers at least, and security, SSL, SASL and
+     * client id as the application connects; a Spring Boot application's come from {@code spring.kafka.*}, then
+     * {@code once.dispatcher.consumer.*} and {@code once.dispatcher.producer.*}). They replace {@link #DEFAULT_CONSUMER}
+     * and yield to {@link #REQUIRED_CONSUMER} and {@link #REQUIRED_PRODUCER}; the serializers are the dispatcher's own.
+     */
+    public KafkaEventDispatcher(Map<String, Object> consumerSettings, Map<String, Object> producerSettings,
+                                String groupId, EventDispatcher dispatcher, int concurrency, RetryPolicy retry,
+                                io.micrometer.core.instrument.MeterRegistry registry, String... topics) {
+        int maxAttempts = retry.maxAttempts();
+        Map<String, Object> consumer = new HashMap<>(DEFAULT_CONSUMER);
+        consumer.putAll(consumerSettings);
+        consumer.putAll(REQUIRED_CONSUMER);
+        Map<String, Object> producer = new HashMap<>(producerSettings);
+        producer.putAll(REQUIRED_PRODUCER);
+        producer.remove(org.apache.kafka.clients.producer.ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+        this.dltProducer = new DefaultKafkaProducerFactory<>(producer, new StringSerializer(), new ByteArraySerializer());
+        DeadLetterPublishingRecoverer dlt = new DeadLetterPublishingRecoverer(new KafkaTemplate<>(dltProducer),
+                (record, e) -> new TopicPartition(WireFormat.deadLetterTopic(record.topic()), -1));
+        dlt.setHeadersFunction((record, e) -> {
+            Throwable cause = rootOnce(e);
+            RecordHeaders headers = new RecordHeaders();
+            headers.add(WireFormat.DLT_REASON, utf8(String.valueOf(cause.getMessage())));
+            headers.add(WireFormat.DLT_HANDLER, utf8(cause instanceof HandlerFailedException h ? h.handlerKey() : ""));
+            headers.add(WireFormat.DLT_ATTEMPTS, utf8(Integer.toString(cause instanceof PoisonEventException ? 1 : maxAttempts)));
+            return headers;
+        });
+        DefaultErrorHandler errors = new DefaultErrorHandler((record, e) -> {
+            if (TransientFailures.isTransient(e)) {
+                // The database (not the handler) failed: never dead-letter or mark failed for that. Refusing to
+                // recover makes spring-kafka seek back, so the record is retried, with back-off, until it is back.
+                throw new TransientDispatchException(record, e);
+            }
+            @SuppressWarnings("unchecked")
+            ConsumerRecord<String, byte[]> typed = (ConsumerRecord<String, byte[]>) record;
+            if (rootOnce(e) instanceof HandlerFailedException failed) {
+                dispatcher.markFailed(typed, failed);
+            }
+            dlt.accept(record, e);
+            dispatcher.listener().deadLettered(String.valueOf(rootOnce(e).getMessage()));
+        }, retry.toBackOff());
+        errors.addNotRetryableExceptions(PoisonEventException.class);
+        errors.setBackOffFunction((record, e) -> TransientFailures.isTransient(e) ? TRANSIENT_BACK_OFF : null);
+        ContainerProperties properties = new ContainerProperties(topics);
+        properties.setGroupId(groupId);
+        properties.setAckMode(ContainerProperties.AckMode.BATCH); // after every record of the poll was handled
+        properties.setMessageListener((BatchMessageListener<String, byte[]>) dispatcher::dispatchBatch);
+        DefaultKafkaConsumerFactory<String, byte[]> consumers =
+                new DefaultKafkaConsumerFactory<>(consumer, new StringDeserializer(), new ByteArrayDeserializer());
+        if (registry != null) {
+            consumers.addListener(new org.springframework.kafka.core.MicrometerConsumerListener<>(registry));
+        }
+        this.container = new ConcurrentMessageListenerContainer<>(consumers, properties);
+        this.container.setConcurrency(concurrency);
+        this.container.setCommonErrorHandler(errors);
+    }
+
+    public void start() {
+        container.start();
+    }
+
+    /** Whether the consumers are running (started and not closed). */
+    public boolean isRunning() {
+        return container.isRunning();
+    }
+
+    /** How many consumers hold partitions right now (0 while a rebalance is under way or none are assigned). */
+    public int assignedConsumers() {
+        return (int) container.getContainers().stream()
+                .filter(c -> c.getAssignedPartitions() != null && !c.getAssignedPartitions().isEmpty()).count();
+    }
+
+    @Override
+    public synchronized void close() {
+        if (container.isRunning()) {
+            container.stop();
+        }
+        dltProducer.destroy();
+    }
+
+    private static org.springframework.util.backoff.BackOff transientBackOff() {
+        org.springframework.util.backoff.ExponentialBackOff backOff =
+                new org.springframework.util.backoff.ExponentialBackOff(500, 2.0);
+        backOff.setMaxInterval(5_000);
+        backOff.setMaxAttempts(6);
+        return backOff;
+    }
+
+    /** Thrown by the recoverer to refuse recovery of a record that failed transiently: it is sought and retried. */
+    private static final class TransientDispatchException extends RuntimeException {
+        TransientDispatchException(ConsumerRecord<?, ?> record, Exception cause) {
+            super("Transient failure at " + record.topic() + "-" + record.partition() + "@" + record.offset()
+                    + "; retrying instead of dead-lettering", cause);
+        }
+    }
+
+    /** The Once exception inside spring-kafka's wrapping, or the root cause. */
+    private static Throwable rootOnce(Throwable e) {
+        Throwable current = e;
+        while (current != null) {
+            if (current instanceof PoisonEventException || current instanceof HandlerFailedException) {
+                return current;
+            }
+            current = current.getCause();
+        }
+        return e;
+    }
+
+    private static byte[] utf8(String value) {
+        return value.getBytes(StandardCharsets.UTF_8);
+    }
+}

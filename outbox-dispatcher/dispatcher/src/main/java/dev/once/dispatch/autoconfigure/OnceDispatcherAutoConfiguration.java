@@ -1,0 +1,148 @@
+package dev.once.dispatch.autoconfigure;
+
+import dev.once.OnceConfigurationException;
+import dev.once.autoconfigure.OnceStoreAutoConfiguration;
+import dev.once.dispatch.DispatchListener;
+import dev.once.dispatch.EventDispatcher;
+import dev.once.dispatch.HandlerRegistration;
+import dev.once.dispatch.KafkaEventDispatcher;
+import dev.once.idempotency.ClaimPolicy;
+import dev.once.idempotency.IdempotencyStore;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.ProducerFactory;
+import org.springframework.transaction.PlatformTransactionManager;
+
+/**
+ * Runs the exactly-once Kafka handlers ({@code once.dispatcher.*}). Handlers are declared as plain beans of type
+ * {@link HandlerRegistration}, e.g. {@code @Bean HandlerRegistration accountProjection() { return
+ * HandlerRegistration.transactional("AccountCreated", 1, "account-projection", event -> ...); }}. The consumers start
+ * when {@code once.dispatcher.topics} is set. Every bean backs off when the application defines its own.
+ */
+@AutoConfiguration(after = OnceStoreAutoConfiguration.class, afterName = {
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+        "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
+        "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration"})
+@ConditionalOnBean({IdempotencyStore.class, PlatformTransactionManager.class})
+@ConditionalOnProperty(prefix = "once.dispatcher", name = "enabled", matchIfMissing = true)
+@EnableConfigurationProperties(OnceDispatcherProperties.class)
+public class OnceDispatcherAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    DispatchListener onceDispatchListener(ObjectProvider<MeterRegistry> registries) {
+        MeterRegistry registry = registries.getIfAvailable();
+        return registry == null ? DispatchListener.NONE : new DispatchMetrics(registry);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    EventDispatcher onceEventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions,
+                                        ObjectProvider<HandlerRegistration> handlers, DispatchListener listener,
+                                        OnceDispatcherProperties properties) {
+        return new EventDispatcher(store, transactions, handlers.orderedStream().toList(),
+                ClaimPolicy.custom().lease(properties.getLease()).build(), listener);
+    }
+
+    /**
+     * The consumers, from the application's own {@link ConsumerFactory} and {@link ProducerFactory} (Spring Boot's,
+     * built from {@code spring.kafka.*}, its SSL bundles and {@code KafkaConnectionDetails}, or the application's),
+     * then {@code once.dispatcher.consumer.*} and {@code .producer.*}, then what the dispatcher requires.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnProperty(prefix = "once.dispatcher", name = "topics")
+    KafkaEventDispatcher onceKafkaEventDispatcher(EventDispatcher dispatcher, OnceDispatcherProperties properties,
+                                                  ObjectProvider<MeterRegistry> registries,
+                                                  ObjectProvider<ConsumerFactory<?, ?>> consumers,
+                                                  ObjectProvider<ProducerFactory<?, ?>> producers,
+                                                  Environment environment) {
+        Map<String, Object> consumer = new HashMap<>(consumers.getObject().getConfigurationProperties());
+        consumer.putAll(properties.getConsumer());
+        Map<String, Object> producer = new HashMap<>(producers.getObject().getConfigurationProperties());
+        producer.putAll(properties.getProducer());
+        return new KafkaEventDispatcher(consumer, producer, groupId(properties, consumer, environment), dispatcher,
+                properties.getConcurrency(), properties.toRetryPolicy(), registries.getIfAvailable(),
+                properties.getTopics().toArray(String[]::new));
+    }
+
+    /**
+     * {@code once.dispatcher.group-id}, else Spring Boot's {@code spring.kafka.consumer.group-id}, else
+     * {@code <spring.application.name>.once}: never one name for every service, since services that shared a group
+     * would split each other's partitions and each handle only some of its own events.
+     */
+    static String groupId(OnceDispatcherProperties properties, Map<String, Object> consumer, Environment environment) {
+        if (!properties.getGroupId().isBlank()) {
+            return properties.getGroupId();
+        }
+        Object boot = consumer.get(ConsumerConfig.GROUP_ID_CONFIG);
+        if (boot != null && !boot.toString().isBlank()) {
+            return boot.toString();
+        }
+        String application = environment.getProperty("spring.application.name", "");
+        if (application.isBlank()) {
+            throw new OnceConfigurationException("The dispatcher needs a consumer group of this service's own, and "
+                    + "none is configured", "Set once.dispatcher.group-id, or spring.kafka.consumer.group-id, or "
+                    + "spring.application.name (which gives <name>.once)");
+        }
+        return application + ".once";
+    }
+
+    @Bean
+    @ConditionalOnBean(KafkaEventDispatcher.class)
+    @ConditionalOnMissingBean(name = "onceKafkaEventDispatcherLifecycle")
+    SmartLifecycle onceKafkaEventDispatcherLifecycle(KafkaEventDispatcher consumers) {
+        return new SmartLifecycle() {
+            private volatile boolean running;
+
+            @Override
+            public void start() {
+                consumers.start();
+                running = true;
+            }
+
+            @Override
+            public void stop() {
+                consumers.close();
+                running = false;
+            }
+
+            @Override
+            public boolean isRunning() {
+                return running;
+            }
+        };
+    }
+
+    /** {@code /actuator/health} shows the dispatcher: up while its consumers run, down once they stopped. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(HealthIndicator.class)
+    @ConditionalOnProperty(prefix = "once.dispatcher", name = "topics") // as the consumers themselves
+    static class DispatcherHealth {
+
+        @Bean
+        @ConditionalOnMissingBean(name = "onceDispatcherHealthIndicator")
+        HealthIndicator onceDispatcherHealthIndicator(KafkaEventDispatcher consumers, OnceDispatcherProperties properties) {
+            return () -> (consumers.isRunning() ? Health.up() : Health.down())
+                    .withDetail("group", properties.getGroupId())
+                    .withDetail("topics", properties.getTopics())
+                    .withDetail("assigned-consumers", consumers.assignedConsumers()).build();
+        }
+    }
+}

@@ -1,0 +1,142 @@
+package dev.once.dispatch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.once.idempotency.ClaimPolicy;
+import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.OnceMigrations;
+import dev.once.test.TestDatabase;
+import dev.once.wire.WireFormat;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+
+/** The dispatcher's claim semantics per handler mode, driven record by record on a real PostgreSQL. */
+class EventDispatcherIT {
+
+    @RegisterExtension
+    static final TestDatabase db = TestDatabase.create().poolSize(6);
+
+    static JdbcTemplate jdbc;
+    static IdempotencyStore store;
+
+    /** Stands for a process dying mid-handler: not an Exception, so nothing in the dispatcher handles it. */
+    static final class SimulatedCrash extends Error {
+        SimulatedCrash() {
+            super("the process died here");
+        }
+    }
+
+    @BeforeAll
+    static void setUp() {
+        OnceMigrations.migrate(db.dataSource());
+        jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.execute("CREATE TABLE outbound (derived_key text NOT NULL)");
+        jdbc.execute("CREATE TABLE projection (event_id uuid NOT NULL)");
+        store = IdempotencyStore.create(db.dataSource());
+    }
+
+    static ConsumerRecord<String, byte[]> record(UUID id, String payload) {
+        ConsumerRecord<String, byte[]> record = new ConsumerRecord<>("orders", 0, 0, "o-1", payload.getBytes(StandardCharsets.UTF_8));
+        record.headers().add(WireFormat.EVENT_ID, id.toString().getBytes(StandardCharsets.UTF_8));
+        record.headers().add(WireFormat.TENANT_ID, "acme".getBytes(StandardCharsets.UTF_8));
+        record.headers().add(WireFormat.ACTOR_ID, "alice".getBytes(StandardCharsets.UTF_8));
+        record.headers().add(WireFormat.EVENT_TYPE, "OrderPlaced".getBytes(StandardCharsets.UTF_8));
+        record.headers().add(WireFormat.EVENT_VERSION, "1".getBytes(StandardCharsets.UTF_8));
+        return record;
+    }
+
+    @Test
+    void a_leased_handler_that_dies_after_its_external_call_runs_again_after_the_lease_with_the_same_derived_key() {
+        AtomicInteger calls = new AtomicInteger();
+        EventHandler mailer = event -> {
+            jdbc.update("INSERT INTO outbound VALUES (?)", event.derivedKey()); // the external call
+            if (calls.incrementAndGet() == 1) {
+                throw new SimulatedCrash();
+            }
+        };
+        EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
+                List.of(HandlerRegistration.leased("OrderPlaced", 1, "mailer", mailer)),
+                ClaimPolicy.custom().lease(Duration.ofSeconds(1)).build());
+        UUID id = UUID.randomUUID();
+
+        assertThatThrownBy(() -> dispatcher.dispatch(record(id, "{}"))).isInstanceOf(SimulatedCrash.class);
+        long start = System.nanoTime();
+        dispatcher.dispatch(record(id, "{}")); // the redelivery waits for the lease, then runs the handler again
+        dispatcher.dispatch(record(id, "{}")); // a later redelivery is skipped
+
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(500));
+        assertThat(jdbc.queryForList("SELECT derived_key FROM outbound", String.class))
+                .containsExactly(id + ":mailer", id + ":mailer");
+        assertThat(calls).hasValue(2);
+        assertThat(jdbc.queryForMap("SELECT status, fencing_token FROM idempotency_record WHERE idempotency_key = ?", id.toString()))
+                .containsEntry("status", "succeeded").containsEntry("fencing_token", 2L);
+    }
+
+    @Test
+    void a_transactional_handler_that_dies_before_commit_leaves_nothing_and_the_redelivery_runs_it_from_scratch() {
+        AtomicInteger calls = new AtomicInteger();
+        EventHandler projection = event -> {
+            jdbc.update("INSERT INTO projection VALUES (?)", event.eventId());
+            if (calls.incrementAndGet() == 1) {
+                throw new SimulatedCrash();
+            }
+        };
+        EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
+                List.of(HandlerRegistration.transactional("OrderPlaced", 1, "projection", projection)), ClaimPolicy.ofDefaults());
+        UUID id = UUID.randomUUID();
+
+        assertThatThrownBy(() -> dispatcher.dispatch(record(id, "{}"))).isInstanceOf(SimulatedCrash.class);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM idempotency_record WHERE idempotency_key = ?", Long.class, id.toString()))
+                .as("the claim rolled back with the write").isZero();
+        dispatcher.dispatch(record(id, "{}"));
+        dispatcher.dispatch(record(id, "{}"));
+
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM projection WHERE event_id = ?", Long.class, id)).isEqualTo(1);
+    }
+
+    @Test
+    void a_batch_is_claimed_in_one_go_and_a_failure_inside_it_commits_the_records_before_and_names_its_index() {
+        List<UUID> ids = java.util.stream.Stream.generate(UUID::randomUUID).limit(5).toList();
+        EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
+                List.of(HandlerRegistration.transactional("OrderPlaced", 1, "projection", event -> {
+                    if (event.eventId().equals(ids.get(2))) {
+                        throw new IllegalStateException("record 2 cannot be projected");
+                    }
+                    jdbc.update("INSERT INTO projection VALUES (?)", event.eventId());
+                })), ClaimPolicy.ofDefaults());
+        List<ConsumerRecord<String, byte[]>> poll = new java.util.ArrayList<>(ids.stream().map(id -> record(id, "{}")).toList());
+        poll.add(1, record(ids.get(0), "{}")); // a duplicate inside the same poll
+
+        assertThatThrownBy(() -> dispatcher.dispatchBatch(poll))
+                .isInstanceOfSatisfying(org.springframework.kafka.listener.BatchListenerFailedException.class,
+                        e -> assertThat(e.getIndex()).isEqualTo(3));
+
+        assertThat(jdbc.queryForList("SELECT event_id FROM projection WHERE event_id = ANY(?)", UUID.class,
+                (Object) ids.toArray(UUID[]::new))).containsExactlyInAnyOrder(ids.get(0), ids.get(1));
+        dispatcher.dispatchBatch(poll.subList(4, poll.size())); // the redelivery after the failing record
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM projection WHERE event_id = ANY(?)", Long.class,
+                (Object) ids.toArray(UUID[]::new))).isEqualTo(4);
+    }
+
+    @Test
+    void the_same_event_id_with_another_payload_is_poison() {
+        EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
+                List.of(HandlerRegistration.transactional("OrderPlaced", 1, "noop", event -> { })), ClaimPolicy.ofDefaults());
+        UUID id = UUID.randomUUID();
+        dispatcher.dispatch(record(id, "{\"amount\":1}"));
+
+        assertThatThrownBy(() -> dispatcher.dispatch(record(id, "{\"amount\":2}")))
+                .isInstanceOf(PoisonEventException.class).hasMessageContaining("IDEMPOTENCY_KEY_CONFLICT");
+        dispatcher.dispatch(record(id, "{ \"amount\" : 1.0 }")); // the same payload, spelled differently: a redelivery
+    }
+}

@@ -1,0 +1,103 @@
+package dev.once.dispatch.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.once.autoconfigure.OnceStoreAutoConfiguration;
+import dev.once.dispatch.EventDispatcher;
+import dev.once.dispatch.HandlerRegistration;
+import dev.once.dispatch.KafkaEventDispatcher;
+import dev.once.idempotency.IdempotencyStore;
+import dev.once.test.TestDatabase;
+import dev.once.test.TestKafka;
+import dev.once.wire.WireFormat;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.transaction.PlatformTransactionManager;
+
+/** Handlers declared as beans run exactly once through the autoconfigured consumers, with metrics. */
+class OnceDispatcherAutoConfigurationIT {
+
+    @RegisterExtension
+    static final TestDatabase db = TestDatabase.create().poolSize(6);
+
+    private ApplicationContextRunner runner() {
+        DataSource shared = new DelegatingDataSource(db.dataSource());
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, OnceStoreAutoConfiguration.class,
+                        OnceDispatcherAutoConfiguration.class))
+                .withBean(DataSource.class, () -> shared)
+                .withBean(PlatformTransactionManager.class, () -> new DataSourceTransactionManager(shared))
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withBean("projection", HandlerRegistration.class, () -> HandlerRegistration.transactional("OrderPlaced", 1,
+                        "projection", event -> new JdbcTemplate(shared).update("INSERT INTO effect VALUES (?)", event.eventId())));
+    }
+
+    @Test
+    void without_topics_the_dispatcher_exists_but_no_consumer_runs() {
+        runner().run(context -> {
+            assertThat(context).hasSingleBean(EventDispatcher.class).hasSingleBean(IdempotencyStore.class)
+                    .doesNotHaveBean(KafkaEventDispatcher.class);
+        });
+    }
+
+    @Test
+    void a_handler_bean_handles_each_event_once_and_is_measured() {
+        String topic = "auto" + UUID.randomUUID().toString().substring(0, 6) + ".order";
+        TestKafka.createTopic(topic, 1);
+        TestKafka.createTopic(topic + WireFormat.DEAD_LETTER_SUFFIX, 1);
+        new JdbcTemplate(db.dataSource()).execute("CREATE TABLE IF NOT EXISTS effect (event_id uuid NOT NULL)");
+        UUID id = UUID.randomUUID();
+        publishTwice(topic, id);
+
+        runner().withPropertyValues("once.dispatcher.topics=" + topic, "once.dispatcher.group-id=g-" + topic,
+                "spring.kafka.bootstrap-servers=" + TestKafka.bootstrapServers()).run(context -> {
+            JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                var skipped = meters.find("once.dispatcher.skipped").tag("handler", "projection").counter();
+                return jdbc.queryForObject("SELECT count(*) FROM effect WHERE event_id = ?", Long.class, id) == 1
+                        && skipped != null && skipped.count() == 1;
+            });
+            assertThat(meters.get("once.dispatcher.handled").tag("handler", "projection").counter().count()).isEqualTo(1);
+        });
+    }
+
+    private static void publishTwice(String topic, UUID id) {
+        Properties config = new Properties();
+        config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
+            List<ProducerRecord<String, byte[]>> records = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "o-1", "{}".getBytes(StandardCharsets.UTF_8));
+                for (String[] h : new String[][] {{WireFormat.EVENT_ID, id.toString()}, {WireFormat.TENANT_ID, "acme"},
+                        {WireFormat.ACTOR_ID, "alice"}, {WireFormat.EVENT_TYPE, "OrderPlaced"},
+                        {WireFormat.EVENT_VERSION, "1"}}) {
+                    record.headers().add(h[0], h[1].getBytes(StandardCharsets.UTF_8));
+                }
+                records.add(record);
+            }
+            TestKafka.sendAll(producer, records);
+        }
+    }
+}

@@ -1,0 +1,59 @@
+package dev.once.relay.cdc;
+
+import java.time.Duration;
+
+/**
+ * Where and how the CDC relay reads the write-ahead log.
+ *
+ * @param jdbcUrl the database, as a {@code jdbc:postgresql://} URL (Debezium opens its own replication connection)
+ * @param schema the schema that holds {@code outbox_event}
+ * @param slotName the logical replication slot; one per outbox table, shared by all instances of the service
+ * @param publicationName the publication, limited to the outbox and heartbeat tables; created when absent
+ * @param heartbeat how often the relay writes its heartbeat row so that a quiet database moves the slot
+ * @param leaderPoll how often a standby tries to become leader, and the leader checks its lock connection
+ */
+public record CdcSettings(String jdbcUrl, String user, String password, String schema, String slotName,
+                          String publicationName, Duration heartbeat, Duration leaderPoll) {
+
+    public static final Duration HEARTBEAT = Duration.ofSeconds(10);
+    public static final Duration LEADER_POLL = Duration.ofSeconds(1);
+
+    public CdcSettings {
+        if (slotName == null || !slotName.matches("[a-z0-9_]{1,63}")) {
+            throw new IllegalArgumentException("slotName must be 1-63 of [a-z0-9_], was " + slotName);
+        }
+        if (publicationName == null || !publicationName.matches("[a-z0-9_]{1,63}")) {
+            throw new IllegalArgumentException("publicationName must be 1-63 of [a-z0-9_], was " + publicationName);
+        }
+        if (schema == null || !schema.matches("[A-Za-z0-9_]{1,63}")) {
+            throw new IllegalArgumentException("schema must be a plain identifier, was " + schema);
+        }
+    }
+
+    /** Settings with the slot and publication named after the database and schema ({@link #slotNameFor}). */
+    public static CdcSettings of(String jdbcUrl, String user, String password, String schema) {
+        String slot = slotNameFor(PostgresCoordinates.fromJdbcUrl(jdbcUrl).database(), schema);
+        return new CdcSettings(jdbcUrl, user, password, schema, slot, slot, HEARTBEAT, LEADER_POLL);
+    }
+
+    /**
+     * The default slot of an outbox: {@code once_<database>}, or {@code once_<database>_<schema>} outside
+     * {@code public}, lower-cased, with every character outside {@code [a-z0-9_]} replaced by {@code _}; a name longer
+     * than PostgreSQL's 63 characters keeps its first 54 and a hash of the whole. Replication slots are cluster-wide,
+     * so a name of their own keeps services that share one PostgreSQL cluster, each on its own database, apart.
+     */
+    public static String slotNameFor(String database, String schema) {
+        String raw = "once_" + database + ("public".equals(schema) ? "" : "_" + schema);
+        String name = raw.toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9_]", "_");
+        return name.length() <= 63 ? name
+                : name.substring(0, 54) + "_" + String.format("%08x", raw.hashCode());
+    }
+
+    public CdcSettings withSlot(String slot, String publication) {
+        return new CdcSettings(jdbcUrl, user, password, schema, slot, publication, heartbeat, leaderPoll);
+    }
+
+    public CdcSettings withTimings(Duration heartbeatEvery, Duration leaderPollEvery) {
+        return new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, heartbeatEvery, leaderPollEvery);
+    }
+}

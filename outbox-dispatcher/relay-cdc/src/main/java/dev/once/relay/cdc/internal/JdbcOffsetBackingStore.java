@@ -1,0 +1,83 @@
+package dev.once.relay.cdc.internal;
+
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import javax.sql.DataSource;
+import org.apache.kafka.connect.runtime.WorkerConfig;
+import org.apache.kafka.connect.storage.MemoryOffsetBackingStore;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * Debezium's offsets in PostgreSQL ({@code once_relay_offset}), so a restarted relay, or the standby that takes over,
+ * resumes where the last leader stopped instead of replaying everything. Debezium creates this class by name; the
+ * relay registers its DataSource under {@value #KEY_PROPERTY} first.
+ */
+public class JdbcOffsetBackingStore extends MemoryOffsetBackingStore {
+
+    /** Engine property naming the registered DataSource and the offsets' key in the table. */
+    public static final String KEY_PROPERTY = "offset.storage.once.key";
+
+    static final String LOAD = "SELECT offset_key, offset_value FROM once_relay_offset WHERE store_key = ?";
+
+    static final String SAVE = """
+            INSERT INTO once_relay_offset (store_key, offset_key, offset_value, updated_at) VALUES (?, ?, ?, now())
+            ON CONFLICT (store_key, offset_key) DO UPDATE SET offset_value = EXCLUDED.offset_value, updated_at = now()
+            """;
+
+    private static final Map<String, DataSource> DATA_SOURCES = new ConcurrentHashMap<>();
+
+    private String key;
+    private JdbcTemplate jdbc;
+
+    public static void register(String key, DataSource dataSource) {
+        DATA_SOURCES.put(key, dataSource);
+    }
+
+    public static void unregister(String key) {
+        DATA_SOURCES.remove(key);
+    }
+
+    @Override
+    public void configure(WorkerConfig config) {
+        super.configure(config);
+        key = config.originalsStrings().get(KEY_PROPERTY);
+        DataSource dataSource = key == null ? null : DATA_SOURCES.get(key);
+        if (dataSource == null) {
+            throw new IllegalStateException("No DataSource registered for " + KEY_PROPERTY + "=" + key);
+        }
+        jdbc = new JdbcTemplate(dataSource);
+    }
+
+    @Override
+    public synchronized void start() {
+        super.start();
+        Map<ByteBuffer, ByteBuffer> loaded = new HashMap<>();
+        jdbc.query(LOAD, rs -> {
+            byte[] value = rs.getBytes(2);
+            loaded.put(ByteBuffer.wrap(rs.getBytes(1)), value == null ? null : ByteBuffer.wrap(value));
+        }, key);
+        data.putAll(loaded);
+    }
+
+    @Override
+    protected void save() {
+        for (Map.Entry<ByteBuffer, ByteBuffer> entry : data.entrySet()) {
+            jdbc.update(SAVE, key, bytes(entry.getKey()), entry.getValue() == null ? null : bytes(entry.getValue()));
+        }
+    }
+
+    @Override
+    public Set<Map<String, Object>> connectorPartitions(String connectorName) {
+        return Set.of();
+    }
+
+    private static byte[] bytes(ByteBuffer buffer) {
+        ByteBuffer copy = buffer.duplicate();
+        byte[] out = new byte[copy.remaining()];
+        copy.get(out);
+        return out;
+    }
+}

@@ -1,0 +1,240 @@
+package dev.once.relay.cdc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.once.relay.EventTransport;
+import dev.once.relay.OutboxRelay;
+import dev.once.relay.RelayContractIT;
+import dev.once.relay.RelayListener;
+import dev.once.relay.RelayOptions;
+import dev.once.test.ReplicationCleanup;
+import dev.once.test.TestKafka;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/** The relay contract for the Debezium CDC relay, plus leadership, stored offsets and the heartbeat. */
+class CdcRelayIT extends RelayContractIT {
+
+    static CdcSettings settings() {
+        String slot = ("once_" + db.schema()).toLowerCase();
+        return CdcSettings.of(db.server().jdbcUrl(), db.server().username(), db.server().password(), db.schema())
+                .withSlot(slot, slot).withTimings(Duration.ofMillis(500), Duration.ofMillis(200));
+    }
+
+    @Override
+    protected OutboxRelay newRelay(String name, EventTransport transport, RelayOptions options) {
+        return new CdcRelay(name, db.dataSource(), settings(), transport, options, RelayListener.NONE);
+    }
+
+    @AfterAll
+    static void dropSlot() {
+        ReplicationCleanup.drop(db.dataSource(), settings().slotName(), settings().publicationName());
+    }
+
+    @Test
+    void a_restart_resumes_from_the_stored_offset_instead_of_replaying_from_the_start() {
+        String topic = prefix + ".order";
+        int beforeStop = 3_000;
+        int whileStopped = 500;
+        int sentinel = beforeStop + whileStopped + 1;
+        // Started without the stored offset, the relay takes a new snapshot of the pending rows and streams on from
+        // the snapshot's position, so the events written while it was stopped are published once either way. What
+        // tells the two apart is a row still pending although its event was published before the stop (see
+        // keepRowsOf): the snapshot publishes it again, the resumed stream does not. These are the first events,
+        // far from the last batch before the stop.
+        int kept = 100;
+        keepRowsOf(kept);
+        try {
+            commitEvents(1, beforeStop);
+            OutboxRelay first = started("first");
+            // every other row deleted: Kafka acknowledged each batch and the relay recorded it
+            await().atMost(Duration.ofSeconds(120)).until(() -> pending() == kept);
+            first.close();
+        } finally {
+            jdbc.execute("DROP TRIGGER IF EXISTS keep_rows ON outbox_event; DROP FUNCTION IF EXISTS keep_row()");
+        }
+        Map<TopicPartition, Long> stop = endOffsets(topic);
+        assertThat(copiesByN(read(topic, Map.of(), stop))).as("published before the stop").hasSize(beforeStop);
+
+        commitEvents(beforeStop + 1, whileStopped);
+        started("second");
+        // Committed after the restart, so streamed after every insert before it: once its row is gone, everything
+        // the second relay streams of the earlier inserts is in Kafka too.
+        commitEvents(sentinel, 1);
+        await().atMost(Duration.ofSeconds(120)).until(() -> pendingFrom(beforeStop + 1) == 0);
+        stopRelays(); // nothing is published after this, so the topic's end is final
+        Map<Long, Long> copies = copiesByN(read(topic, stop, endOffsets(topic)));
+
+        Map<Long, Long> again = new TreeMap<>(copies);
+        again.keySet().removeIf(n -> n > beforeStop);
+        Map<Long, Long> written = new TreeMap<>(copies);
+        written.keySet().removeIf(n -> n <= beforeStop || n == sentinel);
+        System.out.printf("CDC restart: %d records after the restart, %d of events published before the stop, "
+                + "%d of %d events written while stopped%n", copies.values().stream().mapToLong(Long::longValue).sum(),
+                again.values().stream().mapToLong(Long::longValue).sum(), written.values().stream()
+                        .mapToLong(Long::longValue).sum(), whileStopped);
+        assertThat(again.keySet()).as("published before the stop, rows still pending: only a new snapshot reads them")
+                .noneMatch(n -> n <= kept);
+        // A clean stop commits the offsets of every batch the relay finished; only the batch it interrupted, at most
+        // the engine's batch size of the last events streamed, was not, and the resumed stream sends it again.
+        int lastBatch = CdcRelay.engineBatchSize(RelayOptions.ofDefaults());
+        assertThat(again).as("published again after the restart, beyond the last batch before the stop")
+                .allSatisfy((n, times) -> assertThat(n).isGreaterThan(beforeStop - lastBatch))
+                .allSatisfy((n, times) -> assertThat(times).isOne());
+        // The stored offset lies before these inserts, so the resumed stream reads each once; a second copy would
+        // mean a row read twice, or a batch sent again because Kafka did not acknowledge it within the transport's
+        // 10 seconds, which a healthy broker does not cause.
+        assertThat(written).as("events written while the relay was stopped, by copies published").hasSize(whileStopped)
+                .allSatisfy((n, times) -> assertThat(times).isOne());
+    }
+
+    /**
+     * Makes the relay's delete miss the rows of events 1 to {@code last}, as it misses a row whose event it publishes a
+     * moment before the row is visible: such a row stays pending although its event is published, and once the relay
+     * stops it no longer tries to delete it ({@code CdcRelay.settleLater}).
+     */
+    void keepRowsOf(int last) {
+        jdbc.execute("CREATE FUNCTION keep_row() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END'");
+        jdbc.execute("CREATE TRIGGER keep_rows BEFORE DELETE ON outbox_event FOR EACH ROW"
+                + " WHEN ((OLD.payload->>'n')::int <= " + last + ") EXECUTE FUNCTION keep_row()");
+    }
+
+    long pendingFrom(int n) {
+        return jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE published_at IS NULL AND parked_at IS NULL"
+                + " AND (payload->>'n')::int >= ?", Long.class, n);
+    }
+
+    /** How many records carry each event, by the event's n. */
+    static Map<Long, Long> copiesByN(List<ConsumerRecord<String, byte[]>> records) {
+        Map<Long, Long> copies = new TreeMap<>();
+        records.forEach(r -> copies.merge(JSON.readTree(r.value()).get("n").asLong(), 1L, Long::sum));
+        return copies;
+    }
+
+    static Map<TopicPartition, Long> endOffsets(String topic) {
+        try (KafkaConsumer<String, byte[]> consumer = consumer()) {
+            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+                    .map(p -> new TopicPartition(topic, p.partition())).toList();
+            return consumer.endOffsets(partitions);
+        }
+    }
+
+    static List<ConsumerRecord<String, byte[]>> read(String topic, Map<TopicPartition, Long> from, Map<TopicPartition, Long> to) {
+        List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
+        try (KafkaConsumer<String, byte[]> consumer = consumer()) {
+            consumer.assign(to.keySet());
+            to.keySet().forEach(p -> consumer.seek(p, from.getOrDefault(p, 0L)));
+            await().atMost(Duration.ofSeconds(60)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10)).until(() -> {
+                for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    if (r.offset() < to.get(new TopicPartition(r.topic(), r.partition()))) {
+                        records.add(r);
+                    }
+                }
+                return to.entrySet().stream().allMatch(e -> consumer.position(e.getKey()) >= e.getValue());
+            });
+        }
+        return records;
+    }
+
+    static KafkaConsumer<String, byte[]> consumer() {
+        Properties config = new Properties();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
+        config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        return new KafkaConsumer<>(config, new StringDeserializer(), new ByteArrayDeserializer());
+    }
+
+    @Test
+    void of_two_instances_only_the_leader_streams_and_the_standby_takes_over_when_it_dies() {
+        CdcRelay a = (CdcRelay) started("a");
+        CdcRelay b = (CdcRelay) started("b");
+        assertThat(a.isLeader() ^ b.isLeader()).as("exactly one leader").isTrue();
+        CdcRelay leader = a.isLeader() ? a : b;
+        CdcRelay standby = leader == a ? b : a;
+        assertThat(standby.state().status()).isEqualTo(OutboxRelay.RelayState.Status.STANDBY);
+        commitEvents(1, 2_000);
+        consumeUntil(prefix + ".order", 2_000);
+
+        leader.close();
+        commitEvents(2_001, 2_000);
+
+        await().atMost(Duration.ofSeconds(20)).until(standby::isLeader);
+        Received received = consumeUntil(prefix + ".order", 4_000);
+        assertThat(received.distinctEvents()).isEqualTo(4_000);
+        assertThat(received.outOfOrder()).isZero();
+    }
+
+    @Test
+    void a_leader_that_loses_its_lock_connection_stops_streaming_and_leadership_moves_on() {
+        CdcRelay a = (CdcRelay) started("a");
+        CdcRelay b = (CdcRelay) started("b");
+        CdcRelay leader = a.isLeader() ? a : b;
+        CdcRelay standby = leader == a ? b : a;
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+
+        // the database ends the session that holds the leader lock, as a failover or a network cut would
+        jdbc.queryForList("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND classid = ?"
+                + " AND granted", Boolean.class, LeaderLock.LEADER_LOCK_SPACE);
+        commitEvents(1, 1_000);
+
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10)).until(() -> standby.isLeader()
+                || leader.state().status() == OutboxRelay.RelayState.Status.FAILED);
+        await().atMost(Duration.ofSeconds(30)).until(() -> standby.isLeader() ^ leader.isLeader());
+        Received received = consumeUntil(prefix + ".order", 1_000);
+        assertThat(received.distinctEvents()).isEqualTo(1_000);
+        assertThat(received.outOfOrder()).isZero();
+    }
+
+    @Test
+    void on_a_quiet_database_the_heartbeat_moves_the_slot_forward() {
+        started("quiet");
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        String slot = settings().slotName();
+        String before = jdbc.queryForObject("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = ?",
+                String.class, slot);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> !before.equals(jdbc.queryForObject(
+                "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = ?", String.class, slot)));
+    }
+
+    @Test
+    void a_publication_left_broader_is_narrowed_to_inserts_of_the_columns_a_message_is_made_of() {
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        String publication = settings().publicationName();
+        String tables = db.schema() + ".outbox_event, " + db.schema() + ".once_relay_heartbeat";
+        if (jdbc.queryForObject("SELECT count(*) FROM pg_publication WHERE pubname = ?", Long.class, publication) == 0) {
+            jdbc.execute("CREATE PUBLICATION " + publication + " FOR TABLE " + tables);
+        } else { // altered, not dropped: a slot may already stream from it
+            jdbc.execute("ALTER PUBLICATION " + publication + " SET TABLE " + tables);
+            jdbc.execute("ALTER PUBLICATION " + publication + " SET (publish = 'insert, update, delete, truncate')");
+        }
+        commitEvents(1, 100);
+
+        started("narrowing");
+        Received received = consumeUntil(prefix + ".order", 100);
+
+        assertThat(received.distinctEvents()).isEqualTo(100);
+        assertThat(received.records()).allSatisfy(r -> assertThat(r.headers().lastHeader("traceparent")).isNotNull());
+        assertThat(jdbc.queryForMap("SELECT pubinsert, pubupdate, pubdelete, pubtruncate FROM pg_publication WHERE pubname = ?",
+                publication)).containsEntry("pubinsert", true).containsEntry("pubupdate", false)
+                .containsEntry("pubdelete", false).containsEntry("pubtruncate", false);
+        if (jdbc.queryForObject("SELECT current_setting('server_version_num')::int", Integer.class) >= 150_000) {
+            assertThat(jdbc.queryForObject("SELECT array_to_string(attnames, ', ') FROM pg_publication_tables "
+                    + "WHERE pubname = ? AND tablename = 'outbox_event'", String.class, publication))
+                    .isEqualTo(CdcRelay.MESSAGE_COLUMNS);
+        }
+    }
+}

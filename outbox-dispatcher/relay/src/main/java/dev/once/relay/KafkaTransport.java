@@ -1,0 +1,182 @@
+package dev.once.relay;
+
+import dev.once.wire.WireFormat;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * Publishes to Kafka with an idempotent producer ({@code enable.idempotence=true}, {@code acks=all}), in the
+ * {@link WireFormat}: the record key is the aggregate id, so an aggregate's events share a partition and keep their
+ * order; the value is the payload; the headers carry the event's envelope and every header of the row (such as
+ * {@code traceparent}).
+ */
+public final class KafkaTransport implements EventTransport {
+
+    /** How long one batch waits for Kafka's acknowledgements by default. */
+    public static final Duration ACK_TIMEOUT = Duration.ofSeconds(10);
+
+    /**
+     * What every relay's producer must do, whatever the application configures: {@code acks=all}, so that an
+     * acknowledged event is on every in-sync replica before its row is deleted; {@code enable.idempotence=true}, so
+     * that the producer's own retries neither duplicate nor reorder an aggregate's events. (Idempotence also caps
+     * {@code max.in.flight.requests.per.connection} at 5.)
+     */
+    public static final Map<String, Object> REQUIRED = Map.of(ProducerConfig.ACKS_CONFIG, "all",
+            ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+
+    private final KafkaProducer<String, byte[]> producer;
+    private final TopicRouter router;
+    private final Duration ackTimeout;
+
+    /**
+     * @param settings the application's producer properties: bootstrap servers at least, and security, SSL, SASL and
+     *        client id as the application connects (a Spring Boot application's come from {@code spring.kafka.*},
+     *        then {@code once.outbox.relay.producer.*}); they replace Once's {@linkplain #defaults defaults} and
+     *        yield to {@link #REQUIRED}
+     * @param ackTimeout how long one {@link #send} waits for its acknowledgements before giving up
+     */
+    public KafkaTransport(Map<String, Object> settings, TopicRouter router, Duration ackTimeout) {
+        Map<String, Object> config = defaults(ackTimeout);
+        config.putAll(settings);
+        config.putAll(REQUIRED);
+        Object inFlight = config.get(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION);
+        if (inFlight != null && Integer.parseInt(inFlight.toString()) > 5) {
+            config.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5); // the most idempotence allows
+        }
+        Properties properties = new Properties();
+        properties.putAll(config);
+        this.producer = new KafkaProducer<>(properties, new StringSerializer(), new ByteArraySerializer());
+        this.router = router;
+        this.ackTimeout = ackTimeout;
+    }
+
+    /**
+     * Once's choices for a relay's producer, each replaced by the application's own setting of the same name:
+     * {@code linger.ms=5} and {@code batch.size=128 KiB}, so that a drain's batch of events goes out in a few large
+     * requests while a lone event waits no more than 5 ms; {@code max.block.ms} and {@code request.timeout.ms} within
+     * the ack timeout, and {@code delivery.timeout.ms} at least 15 s, so that an unavailable broker fails a batch
+     * (which stays pending and is retried with backoff) instead of blocking the relay.
+     */
+    public static Map<String, Object> defaults(Duration ackTimeout) {
+        Map<String, Object> config = new HashMap<>();
+        config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        config.put(ProducerConfig.BATCH_SIZE_CONFIG, 128 * 1024);
+        config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) ackTimeout.toMillis());
+        config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(ackTimeout.toMillis(), 10_000));
+        config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) Math.max(ackTimeout.toMillis(), 15_000));
+        return config;
+    }
+
+    @Override
+    public Delivery send(List<OutboxMessage> messages) {
+        Map<UUID, Future<RecordMetadata>> inFlight = new LinkedHashMap<>();
+        Map<UUID, String> refused = new LinkedHashMap<>();
+        Set<String> blocked = new HashSet<>();
+        for (OutboxMessage message : messages) {
+            if (blocked.contains(message.aggregate())) {
+                continue; // an earlier event of this aggregate was refused: keep its order, send nothing after it
+            }
+            Future<RecordMetadata> future = producer.send(toRecord(message));
+            String refusal = refusedAtOnce(future);
+            if (refusal != null) {
+                refused.put(message.id(), refusal);
+                blocked.add(message.aggregate());
+            } else {
+                inFlight.put(message.id(), future);
+            }
+        }
+        producer.flush();
+        long deadline = System.nanoTime() + ackTimeout.toNanos();
+        List<UUID> acknowledged = new ArrayList<>(inFlight.size());
+        for (Map.Entry<UUID, Future<RecordMetadata>> entry : inFlight.entrySet()) {
+            try {
+                entry.getValue().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                acknowledged.add(entry.getKey());
+            } catch (ExecutionException e) {
+                if (!recordSpecific(e.getCause())) {
+                    throw new TransportUnavailableException("Kafka did not acknowledge: " + e.getCause().getMessage(), e.getCause());
+                }
+                refused.put(entry.getKey(), e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage());
+            } catch (TimeoutException e) {
+                throw new TransportUnavailableException("Kafka did not acknowledge within " + ackTimeout, e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TransportUnavailableException("Interrupted while waiting for Kafka", e);
+            }
+        }
+        return new Delivery(acknowledged, refused);
+    }
+
+    /** The reason Kafka refused the record before sending it (e.g. too large), or null. */
+    private static String refusedAtOnce(Future<RecordMetadata> future) {
+        if (!future.isDone()) {
+            return null;
+        }
+        try {
+            future.get();
+            return null;
+        } catch (ExecutionException e) {
+            if (!recordSpecific(e.getCause())) {
+                // e.g. no metadata within max.block.ms, or an authorization error: not this record's fault, so give
+                // the whole batch up now (it stays pending) rather than park it or block again for every record
+                throw new TransportUnavailableException("Kafka unavailable: " + e.getCause().getMessage(), e.getCause());
+            }
+            return e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+    }
+
+    /**
+     * Whether Kafka refused this record for what it is (and would refuse it again), rather than because the broker,
+     * the topic or the credentials are unavailable: only such records are parked.
+     */
+    static boolean recordSpecific(Throwable cause) {
+        return cause instanceof org.apache.kafka.common.errors.RecordTooLargeException
+                || cause instanceof org.apache.kafka.common.errors.RecordBatchTooLargeException
+                || cause instanceof org.apache.kafka.common.InvalidRecordException
+                || cause instanceof org.apache.kafka.common.errors.SerializationException;
+    }
+
+    private ProducerRecord<String, byte[]> toRecord(OutboxMessage message) {
+        RecordHeaders headers = new RecordHeaders();
+        message.headers().forEach((name, value) -> headers.add(name, utf8(value)));
+        headers.add(WireFormat.EVENT_ID, utf8(message.id().toString()));
+        headers.add(WireFormat.TENANT_ID, utf8(message.tenantId()));
+        headers.add(WireFormat.ACTOR_ID, utf8(message.actorId()));
+        headers.add(WireFormat.EVENT_TYPE, utf8(message.eventType()));
+        headers.add(WireFormat.EVENT_VERSION, utf8(Integer.toString(message.eventVersion())));
+        headers.add(WireFormat.CONTENT_TYPE, utf8("application/json"));
+        return new ProducerRecord<>(router.topicFor(message), null, message.aggregateId(), utf8(message.payloadJson()), headers);
+    }
+
+    private static byte[] utf8(String value) {
+        return value.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public void close() {
+        producer.close(Duration.ofSeconds(5));
+    }
+}

@@ -1,0 +1,137 @@
+package dev.once.relay.autoconfigure;
+
+import dev.once.OnceConfigurationException;
+import dev.once.outbox.OutboxOperations;
+import dev.once.relay.EventTransport;
+import dev.once.relay.KafkaTransport;
+import dev.once.relay.OutboxRelay;
+import dev.once.relay.PollingRelay;
+import dev.once.relay.RelayListener;
+import dev.once.relay.TopicRouter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.HashMap;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.kafka.core.ProducerFactory;
+
+/**
+ * Runs the outbox relay in a Spring Boot application ({@code once.outbox.relay.*}). The Kafka producer starts from the
+ * application's own {@link ProducerFactory} (Spring Boot's, built from {@code spring.kafka.*}, its SSL bundles and
+ * {@code KafkaConnectionDetails}, or one the application defines), then {@code once.outbox.relay.producer.*}, then
+ * what the relay requires ({@link KafkaTransport#REQUIRED}). The polling relay runs here; the CDC relay, when
+ * {@code once-outbox-relay-cdc} is on the classpath, comes from its own autoconfiguration, which this one yields to.
+ * The relay starts after the context is ready and stops before the DataSource closes. Every bean backs off when the
+ * application defines its own.
+ */
+@AutoConfiguration(afterName = {
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+        "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
+        "dev.once.autoconfigure.OnceStoreAutoConfiguration"})
+@ConditionalOnBean({DataSource.class, OutboxOperations.class})
+@ConditionalOnBooleanProperty(name = "once.outbox.relay.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(OnceRelayProperties.class)
+public class OnceRelayAutoConfiguration {
+
+    /** What starts the CDC relay's autoconfiguration; absent, the default relay is the polling relay. */
+    static final String CDC_RELAY = "dev.once.relay.cdc.CdcRelay";
+
+    @Bean
+    @ConditionalOnMissingBean
+    TopicRouter onceTopicRouter(OnceRelayProperties properties) {
+        return TopicRouter.byAggregateType(properties.getTopicPrefix());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    EventTransport onceEventTransport(OnceRelayProperties properties, TopicRouter router,
+                                      ObjectProvider<ProducerFactory<?, ?>> producers) {
+        return new KafkaTransport(producerSettings(producers.getObject(), properties.getProducer()), router,
+                properties.getAckTimeout());
+    }
+
+    /**
+     * The application's producer settings, then Once's overrides: everything but the serializers, which the relay
+     * brings (String keys, byte[] values).
+     */
+    static Map<String, Object> producerSettings(ProducerFactory<?, ?> application, Map<String, String> overrides) {
+        Map<String, Object> settings = new HashMap<>(application.getConfigurationProperties());
+        settings.putAll(overrides);
+        settings.remove(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG);
+        settings.remove(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG);
+        settings.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG); // the relay's producer is idempotent, not transactional
+        return settings;
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    RelayListener onceRelayListener(ObjectProvider<MeterRegistry> registries, OutboxOperations status) {
+        MeterRegistry registry = registries.getIfAvailable();
+        return registry == null ? RelayListener.NONE : new RelayMetrics(registry, status);
+    }
+
+    /**
+     * The polling relay: chosen with {@code mode=polling}, or by default when the CDC relay's module is absent. A
+     * CDC relay asked for without its module is a configuration error, said at startup.
+     */
+    @Bean(destroyMethod = "")
+    @ConditionalOnMissingBean
+    OutboxRelay onceOutboxRelay(DataSource dataSource, EventTransport transport, RelayListener listener,
+                                OnceRelayProperties properties) {
+        if (properties.getMode() == OnceRelayProperties.Mode.CDC) {
+            throw new OnceConfigurationException("once.outbox.relay.mode=cdc asks for the CDC relay, whose module is not on "
+                    + "the classpath", "Add dev.once:once-outbox-relay-cdc, or set once.outbox.relay.mode=polling");
+        }
+        return new PollingRelay("polling", dataSource, transport, properties.toOptions(), listener);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(name = "onceOutboxRelayLifecycle")
+    SmartLifecycle onceOutboxRelayLifecycle(OutboxRelay relay, EventTransport transport) {
+        return new SmartLifecycle() {
+            private volatile boolean running;
+
+            @Override
+            public void start() {
+                relay.start();
+                running = true;
+            }
+
+            @Override
+            public void stop() {
+                relay.close();
+                transport.close();
+                running = false;
+            }
+
+            @Override
+            public boolean isRunning() {
+                return running;
+            }
+        };
+    }
+
+    /** {@code /actuator/health} shows the relay as it is ({@link RelayHealthIndicator}). */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(HealthIndicator.class)
+    static class RelayHealth {
+
+        @Bean
+        @ConditionalOnMissingBean(name = "onceOutboxRelayHealthIndicator")
+        HealthIndicator onceOutboxRelayHealthIndicator(OutboxRelay relay, OutboxOperations status,
+                                                       OnceRelayProperties properties) {
+            return new RelayHealthIndicator(relay, status, properties.getMaxPendingAge());
+        }
+    }
+}

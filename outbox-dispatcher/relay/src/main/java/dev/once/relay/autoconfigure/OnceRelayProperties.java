@@ -1,0 +1,130 @@
+package dev.once.relay.autoconfigure;
+
+import dev.once.relay.KafkaTransport;
+import dev.once.relay.RelayOptions;
+import dev.once.wire.WireFormat;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * {@code once.outbox.relay.*}: which relay runs and how. Kafka connection settings are Spring Boot's own
+ * ({@code spring.kafka.*}); defaults are the library's constants. The CDC relay's own settings are
+ * {@code once.outbox.relay.cdc.*} (module {@code once-outbox-relay-cdc}).
+ */
+@ConfigurationProperties("once.outbox.relay")
+public class OnceRelayProperties {
+
+    /** The relays. */
+    public enum Mode { CDC, POLLING }
+
+    /** Whether a relay runs in this application. */
+    private boolean enabled = true;
+
+    /**
+     * CDC (Debezium, module once-outbox-relay-cdc) or POLLING (for databases without logical replication). Unset:
+     * CDC when once-outbox-relay-cdc is on the classpath, POLLING otherwise.
+     */
+    private Mode mode;
+
+    /** Topics are named {@code <topic-prefix>.<aggregate_type>}. */
+    private String topicPrefix = WireFormat.DEFAULT_TOPIC_PREFIX;
+
+    /** Rows read and published per batch. */
+    private int batchSize = RelayOptions.BATCH_SIZE;
+
+    /** Batches the polling relay works on at once, each on aggregates of its own. */
+    private int workers = RelayOptions.WORKERS;
+
+    /** How long published rows are kept; 0 deletes them once published. */
+    private Duration retention = RelayOptions.RETENTION;
+
+    /** How long one batch waits for Kafka's acknowledgements before it is retried. */
+    private Duration ackTimeout = KafkaTransport.ACK_TIMEOUT;
+
+    /** The relay is unhealthy (DOWN) while the oldest pending event is older than this. */
+    private Duration maxPendingAge = RelayOptions.MAX_PENDING_AGE;
+
+    /**
+     * Producer properties of the relay only, over Spring Boot's {@code spring.kafka.producer.*}; acks=all and
+     * enable.idempotence=true are always set.
+     */
+    private Map<String, String> producer = new LinkedHashMap<>();
+
+    public RelayOptions toOptions() {
+        return RelayOptions.ofDefaults().withBatchSize(batchSize).withRetention(retention).withWorkers(workers);
+    }
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public Mode getMode() {
+        return mode;
+    }
+
+    public void setMode(Mode mode) {
+        this.mode = mode;
+    }
+
+    public String getTopicPrefix() {
+        return topicPrefix;
+    }
+
+    public void setTopicPrefix(String topicPrefix) {
+        this.topicPrefix = topicPrefix;
+    }
+
+    public int getBatchSize() {
+        return batchSize;
+    }
+
+    public void setBatchSize(int batchSize) {
+        this.batchSize = batchSize;
+    }
+
+    public int getWorkers() {
+        return workers;
+    }
+
+    public void setWorkers(int workers) {
+        this.workers = workers;
+    }
+
+    public Duration getRetention() {
+        return retention;
+    }
+
+    public void setRetention(Duration retention) {
+        this.retention = retention;
+    }
+
+    public Duration getAckTimeout() {
+        return ackTimeout;
+    }
+
+    public void setAckTimeout(Duration ackTimeout) {
+        this.ackTimeout = ackTimeout;
+    }
+
+    public Duration getMaxPendingAge() {
+        return maxPendingAge;
+    }
+
+    public void setMaxPendingAge(Duration maxPendingAge) {
+        this.maxPendingAge = maxPendingAge;
+    }
+
+    public Map<String, String> getProducer() {
+        return producer;
+    }
+
+    public void setProducer(Map<String, String> producer) {
+        this.producer = producer;
+    }
+}

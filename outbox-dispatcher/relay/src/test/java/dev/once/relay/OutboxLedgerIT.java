@@ -1,0 +1,77 @@
+package dev.once.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.once.idempotency.OnceMigrations;
+import dev.once.relay.internal.OutboxLedger;
+import dev.once.test.TestDatabase;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/** What the relays do with a row once Kafka has acknowledged its event, on a real PostgreSQL. */
+class OutboxLedgerIT {
+
+    @RegisterExtension
+    static final TestDatabase db = TestDatabase.create();
+
+    JdbcTemplate jdbc;
+
+    @BeforeAll
+    static void migrate() {
+        OnceMigrations.migrate(db.dataSource());
+    }
+
+    @BeforeEach
+    void setUp() {
+        jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.update("DELETE FROM outbox_event");
+    }
+
+    @Test
+    void settling_deletes_the_published_rows_and_reports_the_ones_it_could_not_see_yet() {
+        UUID visible = insert();
+        UUID committedLater = UUID.randomUUID(); // published, but its row is not visible to this statement yet
+        OutboxLedger ledger = new OutboxLedger(jdbc, RelayOptions.ofDefaults());
+
+        Set<UUID> notFound = ledger.settle(List.of(visible, committedLater));
+
+        assertThat(notFound).containsExactly(committedLater);
+        assertThat(pending()).isZero();
+        insert(committedLater);
+        assertThat(ledger.settle(notFound)).as("settled with a later batch").isEmpty();
+        assertThat(pending()).isZero();
+    }
+
+    @Test
+    void with_a_retention_period_settling_marks_the_rows_published() {
+        UUID id = insert();
+        OutboxLedger ledger = new OutboxLedger(jdbc, RelayOptions.ofDefaults().withRetention(Duration.ofDays(7)));
+
+        assertThat(ledger.settle(List.of(id))).isEmpty();
+        assertThat(jdbc.queryForObject("SELECT published_at IS NOT NULL FROM outbox_event WHERE id = ?", Boolean.class, id))
+                .isTrue();
+    }
+
+    private UUID insert() {
+        return insert(UUID.randomUUID());
+    }
+
+    private UUID insert(UUID id) {
+        jdbc.update("""
+                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload)
+                VALUES (?, 'acme', 'alice', 'order', 'o-1', 'OrderPlaced', 1, '{}')
+                """, id);
+        return id;
+    }
+
+    private long pending() {
+        return jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE published_at IS NULL", Long.class);
+    }
+}

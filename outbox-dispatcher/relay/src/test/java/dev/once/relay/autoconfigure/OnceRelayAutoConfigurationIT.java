@@ -1,0 +1,81 @@
+package dev.once.relay.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.once.autoconfigure.OnceStoreAutoConfiguration;
+import dev.once.idempotency.OnceMigrations;
+import dev.once.outbox.OutboxOperations;
+import dev.once.relay.OutboxRelay;
+import dev.once.relay.PollingRelay;
+import dev.once.test.TestDatabase;
+import dev.once.test.TestKafka;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+
+/** The Boot autoconfiguration runs the chosen relay, with metrics and health, and backs off when disabled. */
+class OnceRelayAutoConfigurationIT {
+
+    @RegisterExtension
+    static final TestDatabase db = TestDatabase.create().poolSize(6);
+
+    @BeforeAll
+    static void migrate() {
+        OnceMigrations.migrate(db.dataSource());
+    }
+
+    private ApplicationContextRunner runner(String prefix) {
+        DataSource shared = new DelegatingDataSource(db.dataSource());
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, OnceStoreAutoConfiguration.class,
+                        OnceRelayAutoConfiguration.class))
+                .withBean(DataSource.class, () -> shared)
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withPropertyValues("once.outbox.relay.mode=polling", "once.outbox.relay.topic-prefix=" + prefix,
+                        "spring.kafka.bootstrap-servers=" + TestKafka.bootstrapServers());
+    }
+
+    @Test
+    void the_polling_relay_runs_with_metrics_and_health() {
+        String prefix = "auto" + UUID.randomUUID().toString().substring(0, 6);
+        TestKafka.createTopic(prefix + ".order", 1);
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.update("""
+                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload)
+                SELECT gen_random_uuid(), 'acme', 'alice', 'order', 'o-' || n, 'OrderPlaced', 1, '{}'::jsonb
+                FROM generate_series(1, 20) AS n
+                """);
+
+        runner(prefix).run(context -> {
+            assertThat(context).hasSingleBean(OutboxRelay.class);
+            assertThat(context.getBean(OutboxRelay.class)).isInstanceOf(PollingRelay.class);
+            await().atMost(Duration.ofSeconds(30)).until(() -> context.getBean(OutboxOperations.class).pending() == 0);
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            assertThat(meters.get("once.outbox.published").counter().count()).isEqualTo(20);
+            assertThat(meters.get("once.outbox.pending").gauge().value()).isZero();
+            assertThat(meters.get("once.outbox.publish.latency").timer().count()).isEqualTo(20);
+            HealthIndicator health = context.getBean("onceOutboxRelayHealthIndicator", HealthIndicator.class);
+            assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+            assertThat(health.health().getDetails()).containsEntry("state", "RUNNING");
+        });
+    }
+
+    @Test
+    void can_be_switched_off() {
+        runner("off").withPropertyValues("once.outbox.relay.enabled=false")
+                .run(context -> assertThat(context).doesNotHaveBean(OutboxRelay.class));
+    }
+}

@@ -1,0 +1,57 @@
+package dev.once.wire;
+
+/**
+ * The contract between Once's relays and whatever consumes their records, in one place: every relay writes records
+ * this way and Once's dispatcher reads them this way. Changing a name here is a breaking change of the wire format.
+ *
+ * <ul>
+ *   <li><b>Topic</b>: {@code <prefix>.<aggregate_type>} by default ({@link #topic}), e.g. {@code once.account}.</li>
+ *   <li><b>Key</b>: the aggregate id, UTF-8, so that an aggregate's events share a partition and keep their order.</li>
+ *   <li><b>Value</b>: the event's payload.</li>
+ *   <li><b>Headers</b> (UTF-8 text): {@link #EVENT_ID}, {@link #TENANT_ID}, {@link #ACTOR_ID}, {@link #EVENT_TYPE},
+ *       {@link #EVENT_VERSION}, {@link #CONTENT_TYPE}, and every header the event was appended with (such as
+ *       {@code traceparent}).</li>
+ *   <li><b>Dead letters</b>: the record as it was, on {@code <topic>}{@link #DEAD_LETTER_SUFFIX}, with
+ *       {@link #DLT_REASON}, {@link #DLT_HANDLER} and {@link #DLT_ATTEMPTS} added.</li>
+ * </ul>
+ */
+public final class WireFormat {
+
+    /** The event's id (a UUID): with tenant, actor, type, version and handler, what a handler's claim is scoped by. */
+    public static final String EVENT_ID = "event_id";
+    /** The tenant the event belongs to. */
+    public static final String TENANT_ID = "tenant_id";
+    /** Who caused the event. */
+    public static final String ACTOR_ID = "actor_id";
+    /** What happened, e.g. {@code AccountCreated}. */
+    public static final String EVENT_TYPE = "event_type";
+    /** The version of the event type's payload, a decimal integer of 1 or more. */
+    public static final String EVENT_VERSION = "event_version";
+    /** The payload's media type. */
+    public static final String CONTENT_TYPE = "content-type";
+
+    /** The default first part of topic names. */
+    public static final String DEFAULT_TOPIC_PREFIX = "once";
+
+    /** Appended to a topic's name to name its dead-letter topic. */
+    public static final String DEAD_LETTER_SUFFIX = ".dlt";
+    /** On a dead letter: why it could not be handled. */
+    public static final String DLT_REASON = "once-dlt-reason";
+    /** On a dead letter: the handler that failed, empty for a record no handler could take. */
+    public static final String DLT_HANDLER = "once-dlt-handler";
+    /** On a dead letter: how many deliveries were tried. */
+    public static final String DLT_ATTEMPTS = "once-dlt-attempts";
+
+    private WireFormat() {
+    }
+
+    /** The default topic of an aggregate type's events: {@code <prefix>.<aggregateType>}. */
+    public static String topic(String prefix, String aggregateType) {
+        return prefix + "." + aggregateType;
+    }
+
+    /** The dead-letter topic of {@code topic}. */
+    public static String deadLetterTopic(String topic) {
+        return topic + DEAD_LETTER_SUFFIX;
+    }
+}
