@@ -1,14 +1,11 @@
 package dev.once.guard.web;
 
-import dev.once.guard.FailureMapper;
-import dev.once.guard.internal.RateLimitedLog;
 import dev.once.idempotency.StoredResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
-import org.slf4j.LoggerFactory;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.ProblemDetail;
@@ -24,12 +21,11 @@ import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExcep
  * Answers what Spring MVC refuses on an {@link Idempotent} route before the guard runs (a body that does not parse,
  * an unsupported media type, a missing parameter, an argument that does not convert) as problem+json with a stable
  * {@code code}, like the guard's own answers: a body Jackson cannot read is {@code MALFORMED_BODY}, anything else the
- * name of its status. An exception Spring MVC does not know is a 500 {@code INTERNAL_ERROR}, logged rate-limited.
- * It comes after the application's own {@code @ExceptionHandler}s, which keep precedence, and touches no other route.
+ * name of its status. Exceptions Spring MVC does not know are left to whoever handles them today (Spring Security's
+ * firewall answers its own, for instance); the guard's own failures never get this far. It comes after the
+ * application's own {@code @ExceptionHandler}s, which keep precedence, and touches no other route.
  */
 final class GuardedRouteErrors implements HandlerExceptionResolver {
-
-    private static final RateLimitedLog log = new RateLimitedLog(LoggerFactory.getLogger(GuardedRouteErrors.class));
 
     /** Spring MVC's own mapping of its exceptions to statuses and problem details. */
     private final ResponseEntityExceptionHandler springMvc = new ResponseEntityExceptionHandler() { };
@@ -41,20 +37,15 @@ final class GuardedRouteErrors implements HandlerExceptionResolver {
                 || !AnnotatedElementUtils.hasAnnotation(method.getMethod(), Idempotent.class) || response.isCommitted()) {
             return null;
         }
-        StoredResponse problem;
-        HttpHeaders headers = HttpHeaders.EMPTY;
         ResponseEntity<Object> known = knownToSpringMvc(failure, request, response);
-        if (known != null && known.getBody() instanceof ProblemDetail detail) {
-            if (failure instanceof HttpMessageNotReadableException) {
-                detail.setProperty("code", "MALFORMED_BODY");
-            }
-            problem = WebFailureMapper.problem(known.getStatusCode().value(), detail);
-            headers = known.getHeaders();
-        } else {
-            log.warn("Request to {} {} failed before its idempotency guard ran", failure, request.getMethod(),
-                    request.getRequestURI());
-            problem = FailureMapper.INTERNAL_ERROR.toResponse(failure);
+        if (known == null || !(known.getBody() instanceof ProblemDetail detail)) {
+            return null;
         }
+        if (failure instanceof HttpMessageNotReadableException) {
+            detail.setProperty("code", "MALFORMED_BODY");
+        }
+        StoredResponse problem = WebFailureMapper.problem(known.getStatusCode().value(), detail);
+        HttpHeaders headers = known.getHeaders();
         try {
             response.setStatus(problem.statusCode());
             for (Map.Entry<String, List<String>> header : headers.headerSet()) {

@@ -41,6 +41,9 @@ public final class KafkaEventDispatcher implements AutoCloseable {
     private final ConcurrentMessageListenerContainer<String, byte[]> container;
     private final DefaultKafkaProducerFactory<String, byte[]> dltProducer;
 
+    /** Consumer threads per instance by default: one per instance keeps a partition's records in order cheaply. */
+    public static final int CONCURRENCY = 1;
+
     /**
      * What the dispatcher's consumers must do, whatever the application configures: no automatic offset commits
      * ({@code enable.auto.commit=false}), because an offset is committed only after every record of its poll was

@@ -29,7 +29,7 @@ public class OnceDispatcherProperties {
     private List<String> topics = new ArrayList<>();
 
     /** Consumer threads per instance. */
-    private int concurrency = 1;
+    private int concurrency = dev.once.dispatch.KafkaEventDispatcher.CONCURRENCY;
 
     /** Deliveries of a record whose handler keeps failing before it is dead-lettered. */
     private int maxAttempts = dev.once.dispatch.RetryPolicy.MAX_ATTEMPTS;

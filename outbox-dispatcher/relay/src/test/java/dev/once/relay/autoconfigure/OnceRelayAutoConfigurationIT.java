@@ -3,6 +3,7 @@ package dev.once.relay.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.once.OnceConfigurationException;
 import dev.once.autoconfigure.OnceStoreAutoConfiguration;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.outbox.OutboxOperations;
@@ -71,6 +72,21 @@ class OnceRelayAutoConfigurationIT {
             assertThat(health.health().getStatus()).isEqualTo(Status.UP);
             assertThat(health.health().getDetails()).containsEntry("state", "RUNNING");
         });
+    }
+
+    @Test
+    void the_cdc_relay_asked_for_without_its_module_stops_startup_with_the_fix() {
+        runner("cdc").withPropertyValues("once.outbox.relay.mode=cdc").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().isInstanceOf(OnceConfigurationException.class)
+                    .hasMessageContaining("once-outbox-relay-cdc").hasMessageContaining("once.outbox.relay.mode=polling");
+        });
+    }
+
+    @Test
+    void without_the_cdc_module_the_default_relay_is_the_polling_relay() {
+        runner("default").withPropertyValues("once.outbox.relay.mode=").run(context ->
+                assertThat(context.getBean(OutboxRelay.class)).isInstanceOf(PollingRelay.class));
     }
 
     @Test
