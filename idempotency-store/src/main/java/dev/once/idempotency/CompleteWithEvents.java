@@ -38,14 +38,14 @@ final class CompleteWithEvents {
     private static final String WRITE = DONE.stripTrailing() + """
             , events AS (
                 INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,
-                                          event_version, payload, headers)
+                                          event_version, payload, content_type, headers)
                 SELECT e.id, e.tenant_id, e.actor_id, e.aggregate_type, e.aggregate_id, e.event_type, e.event_version,
-                       CAST(e.payload AS jsonb), CAST(e.headers AS jsonb)
+                       e.payload, e.content_type, CAST(e.headers AS jsonb)
                 FROM unnest(CAST(? AS uuid[]), CAST(? AS text[]), CAST(? AS text[]), CAST(? AS text[]),
-                            CAST(? AS text[]), CAST(? AS text[]), CAST(? AS integer[]), CAST(? AS text[]),
-                            CAST(? AS text[]))
+                            CAST(? AS text[]), CAST(? AS text[]), CAST(? AS integer[]), CAST(? AS bytea[]),
+                            CAST(? AS text[]), CAST(? AS text[]))
                      AS e(id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload,
-                          headers)
+                          content_type, headers)
                 WHERE EXISTS (SELECT 1 FROM done)
             )
             """;
@@ -111,6 +111,7 @@ final class CompleteWithEvents {
         UUID[] ids = new UUID[n];
         String[][] text = new String[7][n];
         Integer[] versions = new Integer[n];
+        byte[][] payloads = new byte[n][];
         for (int i = 0; i < n; i++) {
             OutboxEvent e = events.get(i);
             ids[i] = e.id();
@@ -120,7 +121,8 @@ final class CompleteWithEvents {
             text[3][i] = e.aggregateId();
             text[4][i] = e.eventType();
             versions[i] = e.eventVersion();
-            text[5][i] = e.payloadJson();
+            payloads[i] = e.payload();
+            text[5][i] = e.contentType();
             text[6][i] = e.headersJson();
         }
         int next = bindCompletion(ps, first, token, stored, taskId, n == 0 ? null : ids[0]);
@@ -130,8 +132,9 @@ final class CompleteWithEvents {
             ps.setArray(next + 1 + column, c.createArrayOf("text", text[column]));
         }
         ps.setArray(next + 6, c.createArrayOf("int4", versions));
-        ps.setArray(next + 7, c.createArrayOf("text", text[5]));
-        ps.setArray(next + 8, c.createArrayOf("text", text[6]));
-        return next + 9;
+        ps.setArray(next + 7, c.createArrayOf("bytea", payloads));
+        ps.setArray(next + 8, c.createArrayOf("text", text[5]));
+        ps.setArray(next + 9, c.createArrayOf("text", text[6]));
+        return next + 10;
     }
 }

@@ -58,6 +58,16 @@ public final class RequestFingerprint {
         return hash("route=" + route.value(), true, json == null ? EMPTY : json);
     }
 
+    /**
+     * The fingerprint of an event's payload under {@code route}: a JSON payload as {@link #ofJson} (canonicalised), a
+     * payload of any other media type byte for byte.
+     *
+     * @throws RequestBodyException when a JSON payload has no exact canonical form
+     */
+    public static String ofPayload(Route route, String contentType, byte[] payload) {
+        return hash("route=" + route.value(), isJson(contentType), payload == null ? EMPTY : payload);
+    }
+
     private static String hash(String head, boolean json, byte[] body) {
         MessageDigest sha256 = sha256();
         sha256.update(head.getBytes(StandardCharsets.UTF_8));

@@ -41,9 +41,9 @@ final class JdbcOutboxOperations implements OutboxOperations {
                 RETURNING e.*
             )
             INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
-                                      payload, headers, created_at)
-            SELECT id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload, headers,
-                   created_at
+                                      payload, content_type, headers, created_at)
+            SELECT id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload,
+                   content_type, headers, created_at
             FROM moved ORDER BY seq
             """;
 

@@ -17,8 +17,8 @@ final class JdbcOutboxWriter implements OutboxWriter {
 
     static final String INSERT = """
             INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
-                                      payload, headers)
-            VALUES (?, ?, ?, ?, ?, ?, ?, CAST(? AS jsonb), CAST(? AS jsonb))
+                                      payload, content_type, headers)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS jsonb))
             """;
 
     private final DataSource dataSource;
@@ -56,8 +56,9 @@ final class JdbcOutboxWriter implements OutboxWriter {
         ps.setString(first + 4, event.aggregateId());
         ps.setString(first + 5, event.eventType());
         ps.setInt(first + 6, event.eventVersion());
-        ps.setString(first + 7, event.payloadJson());
-        ps.setString(first + 8, event.headersJson());
-        return first + 9;
+        ps.setBytes(first + 7, event.payload());
+        ps.setString(first + 8, event.contentType());
+        ps.setString(first + 9, event.headersJson());
+        return first + 10;
     }
 }

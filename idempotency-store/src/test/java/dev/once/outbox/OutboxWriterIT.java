@@ -57,7 +57,7 @@ class OutboxWriterIT {
         assertThat(row).containsEntry("tenant_id", "acme").containsEntry("actor_id", "alice")
                 .containsEntry("aggregate_type", "account").containsEntry("aggregate_id", "a-2")
                 .containsEntry("event_type", "AccountCreated").containsEntry("event_version", 1);
-        assertThat(jdbc.queryForObject("SELECT payload ->> 'name' FROM outbox_event WHERE id = ?", String.class, id))
+        assertThat(jdbc.queryForObject("SELECT convert_from(payload, 'UTF8')::jsonb ->> 'name' FROM outbox_event WHERE id = ?", String.class, id))
                 .isEqualTo("Ada");
         assertThat(jdbc.queryForObject("SELECT headers ->> 'traceparent' FROM outbox_event WHERE id = ?", String.class, id))
                 .startsWith("00-4bf92f35");
@@ -135,7 +135,7 @@ class OutboxWriterIT {
                     .payloadJson(notOneDocument).build()).as("'%s'", notOneDocument).hasMessageContaining("payload is not JSON");
         }
         assertThat(OutboxEvent.builder().tenantId("t").actorId("a").aggregate("x", "1").type("T", 1)
-                .payloadJson(" {\"a\": [1, {\"b\": null}]} ").build().payloadJson()).contains("\"b\"");
+                .payloadJson(" {\"a\": [1, {\"b\": null}]} ").build().payloadText()).isEqualTo(" {\"a\": [1, {\"b\": null}]} ");
         assertThatThrownBy(() -> OutboxEvent.builder().actorId("a").aggregate("x", "1").type("T", 1).payloadJson("{}").build())
                 .hasMessageContaining("tenantId is required");
     }

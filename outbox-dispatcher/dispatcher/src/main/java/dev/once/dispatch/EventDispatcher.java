@@ -6,6 +6,7 @@ import dev.once.idempotency.IdempotencyScope;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.RequestFingerprint;
 import dev.once.idempotency.StoredResponse;
+import dev.once.outbox.OutboxEvent;
 import dev.once.wire.WireFormat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -96,7 +97,7 @@ public final class EventDispatcher {
     private void run(HandlerRegistration registration, Envelope envelope) {
         IdempotencyScope scope = IdempotencyScope.of(envelope.tenantId(), envelope.actorId(), registration.route(),
                 envelope.eventId().toString());
-        String hash = RequestFingerprint.ofJson(registration.route(), envelope.payload());
+        String hash = RequestFingerprint.ofPayload(registration.route(), envelope.contentType(), envelope.payload());
         HandledEvent event = envelope.toEvent(registration.handlerKey());
         if (registration.mode() == HandlerMode.TRANSACTIONAL) {
             transactional.executeWithoutResult(tx -> {
@@ -222,7 +223,7 @@ public final class EventDispatcher {
                 pairsHandler.add(registration);
                 pairsEnvelope.add(envelope);
                 scopes.add(scope);
-                hashes.add(RequestFingerprint.ofJson(registration.route(), envelope.payload()));
+                hashes.add(RequestFingerprint.ofPayload(registration.route(), envelope.contentType(), envelope.payload()));
             }
         }
         List<dev.once.idempotency.ClaimToken> fresh = store.claimFresh(scopes, hashes, policy);
@@ -284,7 +285,7 @@ public final class EventDispatcher {
             }
             IdempotencyScope scope = IdempotencyScope.of(envelope.tenantId(), envelope.actorId(), registration.route(),
                     envelope.eventId().toString());
-            String hash = RequestFingerprint.ofJson(registration.route(), envelope.payload());
+            String hash = RequestFingerprint.ofPayload(registration.route(), envelope.contentType(), envelope.payload());
             outside.executeWithoutResult(s -> {
                 ClaimResult claim = store.claim(scope, hash, policy);
                 if (claim instanceof ClaimResult.Claimed c) {
@@ -296,7 +297,7 @@ public final class EventDispatcher {
 
     /** The parts of a record the dispatcher needs, validated. */
     record Envelope(UUID eventId, String tenantId, String actorId, String eventType, int eventVersion, byte[] payload,
-                    Map<String, String> headers) {
+                    String contentType, Map<String, String> headers) {
 
         static Envelope read(ConsumerRecord<String, byte[]> record) {
             Map<String, String> headers = new LinkedHashMap<>();
@@ -316,16 +317,20 @@ public final class EventDispatcher {
                 throw new PoisonEventException("Header " + WireFormat.EVENT_VERSION + " is not a number");
             }
             byte[] payload = record.value();
-            try {
-                if (payload == null) {
-                    throw new PoisonEventException("Record has no payload");
+            if (payload == null) {
+                throw new PoisonEventException("Record has no payload");
+            }
+            // Relays of earlier versions wrote no content-type for their JSON payloads.
+            String contentType = headers.getOrDefault(WireFormat.CONTENT_TYPE, OutboxEvent.JSON_CONTENT_TYPE);
+            if (OutboxEvent.isJson(contentType)) {
+                try {
+                    JSON.readTree(payload);
+                } catch (JacksonException e) {
+                    throw new PoisonEventException("Payload is not JSON: " + e.getOriginalMessage());
                 }
-                JSON.readTree(payload);
-            } catch (JacksonException e) {
-                throw new PoisonEventException("Payload is not JSON: " + e.getOriginalMessage());
             }
             return new Envelope(id, required(headers, WireFormat.TENANT_ID), required(headers, WireFormat.ACTOR_ID),
-                    required(headers, WireFormat.EVENT_TYPE), version, payload, headers);
+                    required(headers, WireFormat.EVENT_TYPE), version, payload, contentType, headers);
         }
 
         private static String required(Map<String, String> headers, String name) {
@@ -337,8 +342,8 @@ public final class EventDispatcher {
         }
 
         HandledEvent toEvent(String handlerKey) {
-            return new HandledEvent(eventId, tenantId, actorId, eventType, eventVersion,
-                    new String(payload, StandardCharsets.UTF_8), headers, eventId + ":" + handlerKey);
+            return new HandledEvent(eventId, tenantId, actorId, eventType, eventVersion, payload, contentType, headers,
+                    eventId + ":" + handlerKey);
         }
     }
 }

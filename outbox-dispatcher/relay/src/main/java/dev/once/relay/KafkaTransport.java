@@ -167,8 +167,8 @@ public final class KafkaTransport implements EventTransport {
         headers.add(WireFormat.ACTOR_ID, utf8(message.actorId()));
         headers.add(WireFormat.EVENT_TYPE, utf8(message.eventType()));
         headers.add(WireFormat.EVENT_VERSION, utf8(Integer.toString(message.eventVersion())));
-        headers.add(WireFormat.CONTENT_TYPE, utf8("application/json"));
-        return new ProducerRecord<>(router.topicFor(message), null, message.aggregateId(), utf8(message.payloadJson()), headers);
+        headers.add(WireFormat.CONTENT_TYPE, utf8(message.contentType()));
+        return new ProducerRecord<>(router.topicFor(message), null, message.aggregateId(), message.payload(), headers);
     }
 
     private static byte[] utf8(String value) {

@@ -6,12 +6,15 @@ import java.util.UUID;
 /**
  * One committed outbox row on its way to Kafka, as either relay reads it.
  *
- * @param payloadJson the JSON payload, sent as the record value
+ * @param payload the payload's bytes, exactly as the application appended them, sent as the record value (not copied:
+ *        the relay that read the row owns them, and nothing may change them)
+ * @param contentType the payload's media type, sent as the record's {@code content-type} header
  * @param headers the row's headers (e.g. {@code traceparent}), sent as record headers
  * @param committedAt when the row was committed (CDC) or written (polling), for commit-to-ack latency; may be null
  */
 public record OutboxMessage(UUID id, String tenantId, String actorId, String aggregateType, String aggregateId,
-                            String eventType, int eventVersion, String payloadJson, Map<String, String> headers,
+                            String eventType, int eventVersion, byte[] payload, String contentType,
+                            Map<String, String> headers,
                             java.time.Instant committedAt) {
 
     public OutboxMessage {

@@ -74,7 +74,7 @@ public final class PollingRelay implements OutboxRelay {
      */
     static final String CLAIM_ROWS = """
             SELECT id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
-                   payload::text AS payload, headers::text AS headers, created_at
+                   payload, content_type, headers::text AS headers, created_at
             FROM outbox_event
             WHERE published_at IS NULL AND parked_at IS NULL AND seq <= ?
               AND (aggregate_type, aggregate_id) IN (SELECT * FROM unnest(CAST(? AS text[]), CAST(? AS text[])))
@@ -189,7 +189,7 @@ public final class PollingRelay implements OutboxRelay {
         String headers = rs.getString("headers");
         return new OutboxMessage(rs.getObject("id", UUID.class), rs.getString("tenant_id"), rs.getString("actor_id"),
                 rs.getString("aggregate_type"), rs.getString("aggregate_id"), rs.getString("event_type"),
-                rs.getInt("event_version"), rs.getString("payload"),
+                rs.getInt("event_version"), rs.getBytes("payload"), rs.getString("content_type"),
                 OutboxLedger.headersFromJson(headers),
                 rs.getObject("created_at", java.time.OffsetDateTime.class).toInstant());
     }

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.once.idempotency.OnceMigrations;
+import dev.once.outbox.OutboxEvent;
+import dev.once.outbox.OutboxWriter;
 import dev.once.relay.EventTransport;
 import dev.once.relay.KafkaTransport;
 import dev.once.relay.OutboxRelay;
@@ -34,6 +36,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -96,11 +100,42 @@ public abstract class RelayContractIT {
                 INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,
                                           event_version, payload, headers)
                 SELECT gen_random_uuid(), 'acme', 'alice', 'order', 'o-' || (n % ?), 'OrderPlaced', 1,
-                       jsonb_build_object('n', n, 'aggregate', 'o-' || (n % ?)),
+                       convert_to(jsonb_build_object('n', n, 'aggregate', 'o-' || (n % ?))::text, 'UTF8'),
                        jsonb_build_object('traceparent', '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01')
                 FROM generate_series(?, ?) AS n
                 ORDER BY n
                 """, AGGREGATES, AGGREGATES, from, from + count - 1);
+    }
+
+    @Test
+    void the_value_on_kafka_is_the_appended_payload_byte_for_byte_with_its_media_type() {
+        TestKafka.createTopic(prefix + ".exact", 1);
+        String json = "{ \"b\" : 1,\n  \"a\":[ 1.0 ,2e0 ], \"a\": \"the same member twice\" }\t";
+        byte[] text = "h\u00e9llo \u2713 \ud83d\ude00".getBytes(StandardCharsets.UTF_8);
+        byte[] binary = {0x0a, 0x00, 0x01, (byte) 0xff, 0x00, (byte) 0x80, 0x7f, 0x00};
+        OutboxWriter writer = OutboxWriter.create(db.dataSource());
+        new TransactionTemplate(new DataSourceTransactionManager(db.dataSource())).executeWithoutResult(tx -> {
+            writer.append(exact("x-1").payloadJson(json).build());
+            writer.append(exact("x-2").payload(text, "text/plain; charset=utf-8").build());
+            writer.append(exact("x-3").payload(binary, "application/x-protobuf").build());
+        });
+        started("exact");
+
+        Received received = consumeUntil(prefix + ".exact", 3);
+
+        Map<String, ConsumerRecord<String, byte[]>> byKey = new HashMap<>();
+        received.records().forEach(r -> byKey.put(r.key(), r));
+        assertThat(byKey.get("x-1").value()).isEqualTo(json.getBytes(StandardCharsets.UTF_8));
+        assertThat(header(byKey.get("x-1"), WireFormat.CONTENT_TYPE)).isEqualTo("application/json");
+        assertThat(byKey.get("x-2").value()).isEqualTo(text);
+        assertThat(header(byKey.get("x-2"), WireFormat.CONTENT_TYPE)).isEqualTo("text/plain; charset=utf-8");
+        assertThat(byKey.get("x-3").value()).isEqualTo(binary);
+        assertThat(header(byKey.get("x-3"), WireFormat.CONTENT_TYPE)).isEqualTo("application/x-protobuf");
+    }
+
+    private static OutboxEvent.Builder exact(String aggregateId) {
+        return OutboxEvent.builder().tenantId("acme").actorId("alice").aggregate("exact", aggregateId)
+                .type("Exact", 1);
     }
 
     @Test
@@ -145,9 +180,9 @@ public abstract class RelayContractIT {
     void an_oversized_row_is_parked_its_aggregate_waits_and_the_others_flow() {
         jdbc.update("""
                 INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload)
-                VALUES (gen_random_uuid(), 'acme', 'alice', 'big', 'b-1', 'Blob', 1, jsonb_build_object('n', 1, 'blob', repeat('x', 200000))),
-                       (gen_random_uuid(), 'acme', 'alice', 'big', 'b-1', 'Blob', 1, jsonb_build_object('n', 2, 'blob', 'small')),
-                       (gen_random_uuid(), 'acme', 'alice', 'big', 'b-2', 'Blob', 1, jsonb_build_object('n', 3, 'blob', 'small'))
+                VALUES (gen_random_uuid(), 'acme', 'alice', 'big', 'b-1', 'Blob', 1, convert_to(jsonb_build_object('n', 1, 'blob', repeat('x', 200000))::text, 'UTF8')),
+                       (gen_random_uuid(), 'acme', 'alice', 'big', 'b-1', 'Blob', 1, convert_to(jsonb_build_object('n', 2, 'blob', 'small')::text, 'UTF8')),
+                       (gen_random_uuid(), 'acme', 'alice', 'big', 'b-2', 'Blob', 1, convert_to(jsonb_build_object('n', 3, 'blob', 'small')::text, 'UTF8'))
                 """);
         commitEvents(1, 500);
         started("a", Map.of(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 100_000), RelayOptions.ofDefaults());

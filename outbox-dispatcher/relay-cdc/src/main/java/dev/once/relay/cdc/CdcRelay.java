@@ -65,12 +65,17 @@ public final class CdcRelay implements OutboxRelay {
      * The outbox columns a message is made of. From PostgreSQL 15 the publication lists exactly these, so the
      * bookkeeping columns (seq, created_at, published_at, parked_at, park_reason) are neither sent nor decoded.
      */
-    static final String MESSAGE_COLUMNS =
-            "id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload, headers";
-    /** Whether the publication's outbox entry still publishes every column (created before column lists). */
-    static final String PUBLICATION_ALL_COLUMNS = """
+    static final String MESSAGE_COLUMNS = "id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, "
+            + "event_version, payload, content_type, headers";
+    /**
+     * Whether the publication's outbox entry publishes other columns than {@link #MESSAGE_COLUMNS}: every column
+     * (created before column lists), or the list of an earlier version (before content_type). Parameter 3: the
+     * message columns, sorted.
+     */
+    static final String PUBLICATION_OTHER_COLUMNS = """
             SELECT count(*) FROM pg_publication_tables
-            WHERE pubname = ? AND schemaname = ? AND tablename = 'outbox_event' AND cardinality(attnames) > 9
+            WHERE pubname = ? AND schemaname = ? AND tablename = 'outbox_event'
+              AND (SELECT array_agg(a::text ORDER BY a::text) FROM unnest(attnames) AS a) IS DISTINCT FROM CAST(? AS text[])
             """;
     static final String SERVER_VERSION = "SELECT current_setting('server_version_num')::int";
     /**
@@ -259,9 +264,13 @@ public final class CdcRelay implements OutboxRelay {
             }
         }
         if (columnLists) {
-            Long allColumns = jdbc.queryForObject(PUBLICATION_ALL_COLUMNS, Long.class, settings.publicationName(),
-                    settings.schema());
-            if (allColumns != null && allColumns > 0) {
+            String[] columns = Stream.of(MESSAGE_COLUMNS.split(",")).map(String::strip).sorted().toArray(String[]::new);
+            Long otherColumns = jdbc.query(PUBLICATION_OTHER_COLUMNS, ps -> {
+                ps.setString(1, settings.publicationName());
+                ps.setString(2, settings.schema());
+                ps.setArray(3, ps.getConnection().createArrayOf("text", columns));
+            }, rs -> rs.next() ? rs.getLong(1) : 0L);
+            if (otherColumns != null && otherColumns > 0) {
                 log.info("Publication {} narrowed to the outbox columns a message is made of", settings.publicationName());
                 jdbc.execute("ALTER PUBLICATION " + settings.publicationName() + " SET TABLE " + publishedTables(true));
             }
@@ -447,8 +456,8 @@ public final class CdcRelay implements OutboxRelay {
         String headers = row.getString("headers");
         return new OutboxMessage(UUID.fromString(row.getString("id")), row.getString("tenant_id"),
                 row.getString("actor_id"), row.getString("aggregate_type"), row.getString("aggregate_id"),
-                row.getString("event_type"), row.getInt32("event_version"), row.getString("payload"),
-                OutboxLedger.headersFromJson(headers),
+                row.getString("event_type"), row.getInt32("event_version"), row.getBytes("payload"),
+                row.getString("content_type"), OutboxLedger.headersFromJson(headers),
                 source.getInt64("ts_ms") == null ? null : java.time.Instant.ofEpochMilli(source.getInt64("ts_ms")));
     }
 

@@ -110,12 +110,12 @@ class CdcRelayIT extends RelayContractIT {
     void keepRowsOf(int last) {
         jdbc.execute("CREATE FUNCTION keep_row() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END'");
         jdbc.execute("CREATE TRIGGER keep_rows BEFORE DELETE ON outbox_event FOR EACH ROW"
-                + " WHEN ((OLD.payload->>'n')::int <= " + last + ") EXECUTE FUNCTION keep_row()");
+                + " WHEN ((convert_from(OLD.payload, 'UTF8')::jsonb->>'n')::int <= " + last + ") EXECUTE FUNCTION keep_row()");
     }
 
     long pendingFrom(int n) {
         return jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE published_at IS NULL AND parked_at IS NULL"
-                + " AND (payload->>'n')::int >= ?", Long.class, n);
+                + " AND (convert_from(payload, 'UTF8')::jsonb->>'n')::int >= ?", Long.class, n);
     }
 
     /** How many records carry each event, by the event's n. */

@@ -56,7 +56,7 @@ class OnceRelayAutoConfigurationIT {
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
         jdbc.update("""
                 INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload)
-                SELECT gen_random_uuid(), 'acme', 'alice', 'order', 'o-' || n, 'OrderPlaced', 1, '{}'::jsonb
+                SELECT gen_random_uuid(), 'acme', 'alice', 'order', 'o-' || n, 'OrderPlaced', 1, convert_to('{}', 'UTF8')
                 FROM generate_series(1, 20) AS n
                 """);
 
