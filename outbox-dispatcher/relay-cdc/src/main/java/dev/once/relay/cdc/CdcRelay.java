@@ -1,5 +1,7 @@
 package dev.once.relay.cdc;
 
+import dev.once.OnceConfigurationException;
+import dev.once.internal.TransientFailures;
 import dev.once.relay.EventTransport;
 import dev.once.relay.OutboxMessage;
 import dev.once.relay.OutboxRelay;
@@ -11,6 +13,7 @@ import dev.once.relay.internal.OutboxLedger;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import io.debezium.engine.format.ChangeEventFormat;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -20,6 +23,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -34,6 +38,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -43,41 +48,28 @@ import org.springframework.transaction.support.TransactionTemplate;
  *   <li><b>One leader.</b> Of all instances, only the holder of a PostgreSQL advisory lock (on a dedicated connection)
  *       runs the engine; the others stand by and try again every {@code leaderPoll}. When the leader dies or loses its
  *       lock connection, it stops its engine at once and a standby takes over.</li>
+ *   <li><b>Preflight.</b> Before it starts the engine, a new leader checks with plain SQL what would otherwise fail
+ *       inside Debezium ({@link CdcPreflight}: wal_level, the REPLICATION privilege, the publication, the slot's
+ *       database, free slots) and turns each into one {@link dev.once.OnceConfigurationException} naming the fix.</li>
  *   <li><b>Offsets in PostgreSQL</b> ({@link JdbcOffsetBackingStore}), committed after Kafka acknowledged the batch:
  *       a new leader resumes where the last one stopped. After a crash the last uncommitted batch is sent again.</li>
  *   <li><b>No gap at first start.</b> The publication covers inserts into the outbox and heartbeat tables only
- *       (deletes of published rows are never streamed back), and from PostgreSQL 15 only the outbox columns a message
- *       is made of ({@link #MESSAGE_COLUMNS}); the first start
- *       snapshots the rows still pending when the slot is created, so nothing committed earlier is lost.</li>
+ *       ({@link CdcPublication}); the first start snapshots the rows still pending when the slot is created, so
+ *       nothing committed earlier is lost.</li>
  *   <li><b>Heartbeat</b> rows keep the slot moving on a quiet database, so WAL does not pile up.</li>
- *   <li><b>Failures surface:</b> an engine failure is logged, reported to the listener and shown in {@link #state()},
- *       and the relay steps down and retries; it never stalls silently.</li>
+ *   <li><b>Failures surface, once:</b> a leader that cannot lead (a misconfiguration, an engine failure, a lost
+ *       connection) steps down, shows why in {@link #state()} (FAILED, or BACKING_OFF while PostgreSQL is out of
+ *       reach), reports it to the listener and retries, pausing {@code retryFirst} doubling to {@code retryMax}; the
+ *       log says it once and then at most once a minute ({@link ProblemLog}). With {@code failFast}, a lasting
+ *       misconfiguration found by the first attempt fails {@link #start()} instead.</li>
  * </ul>
  */
 public final class CdcRelay implements OutboxRelay {
 
     private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
 
-    static final String PUBLICATION_EXISTS = "SELECT count(*) FROM pg_publication WHERE pubname = ?";
-    static final String PUBLICATION_PUBLISHES_MORE =
-            "SELECT count(*) FROM pg_publication WHERE pubname = ? AND (pubupdate OR pubdelete OR pubtruncate)";
-    /**
-     * The outbox columns a message is made of. From PostgreSQL 15 the publication lists exactly these, so the
-     * bookkeeping columns (seq, created_at, published_at, parked_at, park_reason) are neither sent nor decoded.
-     */
-    static final String MESSAGE_COLUMNS = "id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, "
-            + "event_version, payload, content_type, headers";
-    /**
-     * Whether the publication's outbox entry publishes other columns than {@link #MESSAGE_COLUMNS}: every column
-     * (created before column lists), or the list of an earlier version (before content_type). Parameter 3: the
-     * message columns, sorted.
-     */
-    static final String PUBLICATION_OTHER_COLUMNS = """
-            SELECT count(*) FROM pg_publication_tables
-            WHERE pubname = ? AND schemaname = ? AND tablename = 'outbox_event'
-              AND (SELECT array_agg(a::text ORDER BY a::text) FROM unnest(attnames) AS a) IS DISTINCT FROM CAST(? AS text[])
-            """;
-    static final String SERVER_VERSION = "SELECT current_setting('server_version_num')::int";
+    private static final String JSON_CONTENT = "application/json";
+
     /**
      * A batch's bookkeeping (deleting or marking what Kafka acknowledged, parking what it refused) commits without
      * waiting for the disk. The write-ahead log, not the row, is this relay's record of what is still to send: the
@@ -93,6 +85,10 @@ public final class CdcRelay implements OutboxRelay {
             WHERE parked_at IS NOT NULL AND aggregate_type || '/' || aggregate_id = ANY(?)
             """;
     static final String PARK_BEHIND = "UPDATE outbox_event SET parked_at = now(), park_reason = ? WHERE id = ?";
+    /** How long {@link #start()} waits for the first attempt to lead (or to stand by) to finish. */
+    static final Duration START_WAIT = Duration.ofSeconds(60);
+    /** How long a new leader waits for its engine to take the replication slot. */
+    static final Duration SLOT_WAIT = Duration.ofSeconds(60);
 
     private final String name;
     private final CdcSettings settings;
@@ -103,14 +99,19 @@ public final class CdcRelay implements OutboxRelay {
     private final RelayListener listener;
     private final OutboxLedger ledger;
     private final TransactionTemplate bookkeepingTx;
+    private final ProblemLog problems;
     /** Published events whose rows were not yet visible to the delete, and since when (engine thread only). */
     private final Map<UUID, Long> unsettled = new LinkedHashMap<>();
     private final ExecutorService engineThread = Executors.newSingleThreadExecutor(r -> daemon(r, "once-cdc-engine"));
     private final ExecutorService electionThread = Executors.newSingleThreadExecutor(r -> daemon(r, "once-cdc-election"));
+    /** Counted down by {@link #close()}: ends the election thread's pauses at once. */
+    private final CountDownLatch stopping = new CountDownLatch(1);
 
     private volatile boolean running;
     private volatile boolean leader;
     private volatile Throwable engineFailure;
+    /** A lasting misconfiguration found by the first attempt, which {@link #start()} throws with {@code failFast}. */
+    private volatile OnceConfigurationException startFailure;
     private volatile RelayState state = new RelayState(RelayState.Status.STOPPED, "not started");
     private DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
 
@@ -125,11 +126,16 @@ public final class CdcRelay implements OutboxRelay {
         this.listener = listener;
         this.ledger = new OutboxLedger(jdbc, options);
         this.bookkeepingTx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+        this.problems = new ProblemLog(log, name);
     }
 
     /**
-     * Starts the election loop and returns once this instance is either the leader with an active replication slot or
-     * a standby.
+     * Starts the election loop and returns once the first attempt is over: this instance leads with an active
+     * replication slot, stands by, or could not lead and retries (its {@link #state()} says why).
+     *
+     * @throws OnceConfigurationException with {@code failFast}, when the first attempt found a misconfiguration that
+     *         only an operator can fix (wal_level, the REPLICATION privilege, the publication, a slot of another
+     *         database); the relay is closed then
      */
     @Override
     public synchronized void start() {
@@ -138,13 +144,18 @@ public final class CdcRelay implements OutboxRelay {
         }
         running = true;
         state = new RelayState(RelayState.Status.STARTING, "electing");
-        ensurePublication();
-        java.util.concurrent.CountDownLatch decided = new java.util.concurrent.CountDownLatch(1);
+        CountDownLatch decided = new CountDownLatch(1);
         electionThread.submit(() -> elect(decided));
         try {
-            decided.await(60, TimeUnit.SECONDS);
+            decided.await(START_WAIT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        OnceConfigurationException failure = startFailure;
+        if (failure != null) {
+            close();
+            state = new RelayState(RelayState.Status.FAILED, failure.getMessage());
+            throw failure;
         }
     }
 
@@ -153,35 +164,116 @@ public final class CdcRelay implements OutboxRelay {
         return leader;
     }
 
-    private void elect(java.util.concurrent.CountDownLatch decided) {
-        Duration backoff = Duration.ZERO;
+    private void elect(CountDownLatch decided) {
+        boolean first = true;
+        Duration retry = Duration.ZERO;
         try (LeaderLock lock = new LeaderLock(settings)) {
             while (running) {
+                Duration pause = settings.leaderPoll();
                 try {
                     if (!leader && lock.tryAcquire()) {
-                        lead();
-                        backoff = Duration.ZERO;
+                        CdcPreflight.Finding finding = lead();
+                        if (finding == null) {
+                            retry = Duration.ZERO;
+                            problems.resolved();
+                        } else {
+                            stepDown(lock);
+                            if (first && settings.failFast() && finding.lasting()) {
+                                startFailure = finding.error(); // start() throws it: said once, by the application
+                                return;
+                            }
+                            retry = nextRetry(retry);
+                            listener.failed(finding.error());
+                            cannotLead(finding.error().getMessage(), finding.error(), ProblemLog.Kind.MISCONFIGURATION,
+                                    retry);
+                            pause = retry;
+                        }
                     } else if (!leader) {
                         state = new RelayState(RelayState.Status.STANDBY, "another instance leads " + settings.slotName());
                     } else if (lock.stillHeld() && engineFailure == null) {
                         cleanupIfDue();
                     } else {
-                        String why = engineFailure != null ? "engine failed: " + engineFailure : "lost the leader lock";
-                        log.error("CDC relay {} steps down: {}", name, why);
+                        Throwable failure = engineFailure;
                         stepDown(lock);
-                        state = new RelayState(RelayState.Status.FAILED, why);
-                        backoff = OutboxLedger.nextBackoff(backoff, options);
-                        LockSupport.parkNanos(backoff.toNanos());
+                        retry = nextRetry(retry);
+                        if (failure != null) {
+                            failedToLead(failure, true, retry);
+                        } else {
+                            cannotLead("The CDC relay lost its leader lock connection to PostgreSQL", null,
+                                    ProblemLog.Kind.OUTAGE, retry);
+                        }
+                        pause = retry;
                     }
                 } catch (Exception e) {
-                    log.warn("CDC relay {} election failed: {}", name, e.toString());
-                    state = new RelayState(RelayState.Status.BACKING_OFF, e.toString());
+                    Throwable failure = engineFailure;
                     stepDown(lock);
+                    retry = nextRetry(retry);
+                    failedToLead(failure != null ? failure : e, failure != null, retry);
+                    pause = retry;
+                } finally {
+                    first = false;
+                    decided.countDown();
                 }
-                decided.countDown();
-                LockSupport.parkNanos(settings.leaderPoll().toNanos());
+                pause(pause);
             }
             stepDown(lock);
+        }
+    }
+
+    private Duration nextRetry(Duration current) {
+        Duration doubled = current.isZero() ? settings.retryFirst() : current.multipliedBy(2);
+        return doubled.compareTo(settings.retryMax()) > 0 ? settings.retryMax() : doubled;
+    }
+
+    /** Shows why the relay does not lead and logs it, at most once a minute while it stays the same. */
+    private void cannotLead(String summary, Throwable cause, ProblemLog.Kind kind, Duration retryIn) {
+        RelayState.Status status = kind == ProblemLog.Kind.OUTAGE ? RelayState.Status.BACKING_OFF
+                : RelayState.Status.FAILED;
+        state = new RelayState(status, summary + " (next attempt in " + ProblemLog.seconds(retryIn) + " s)");
+        problems.report(summary, cause, kind, retryIn);
+    }
+
+    /**
+     * An engine failure, or a failure to elect or check before it: PostgreSQL out of reach passes by itself (an outage,
+     * BACKING_OFF); anything else nobody foresaw is summarised by its deepest cause (FAILURE).
+     */
+    private void failedToLead(Throwable failure, boolean engine, Duration retry) {
+        boolean outage = TransientFailures.isTransient(failure);
+        String summary = engine ? "The CDC engine of slot " + settings.slotName() + " stopped: " + innermost(failure)
+                : outage ? "The CDC relay cannot reach PostgreSQL at " + where() + " as " + settings.user() + ": "
+                + innermost(failure)
+                : "The CDC relay failed before it could lead slot " + settings.slotName() + ": " + innermost(failure);
+        cannotLead(summary, failure, outage ? ProblemLog.Kind.OUTAGE : ProblemLog.Kind.FAILURE, retry);
+    }
+
+    /** The deepest cause's message, with its SQLState when PostgreSQL gave one: what an operator can act on. */
+    static String innermost(Throwable failure) {
+        Throwable deepest = failure;
+        String sqlState = null;
+        int depth = 0;
+        for (Throwable t = failure; t != null && depth++ < 20; t = t.getCause()) {
+            if (t instanceof SQLException sql && sql.getSQLState() != null) {
+                sqlState = sql.getSQLState();
+            }
+            if (t.getMessage() != null) {
+                deepest = t;
+            }
+        }
+        String message = deepest.getMessage() == null ? deepest.getClass().getName() : deepest.getMessage();
+        return message + (sqlState == null ? "" : " (SQLState " + sqlState + ")");
+    }
+
+    private String where() {
+        PostgresCoordinates db = PostgresCoordinates.fromJdbcUrl(settings.jdbcUrl());
+        return db.host() + ":" + db.port() + "/" + db.database(); // the URL itself may carry a password
+    }
+
+    private void pause(Duration pause) {
+        try {
+            stopping.await(pause.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            running = false;
         }
     }
 
@@ -199,9 +291,17 @@ public final class CdcRelay implements OutboxRelay {
         }
     }
 
-    private void lead() {
+    /**
+     * Leads: the preflight, then the engine, until its slot is active. Returns the misconfiguration the preflight found
+     * (the engine not started), or null once the engine streams; an engine that fails while starting is thrown.
+     */
+    private CdcPreflight.Finding lead() {
         engineFailure = null;
         leader = true;
+        CdcPreflight.Finding finding = preflight();
+        if (finding != null) {
+            return finding;
+        }
         JdbcOffsetBackingStore.register(settings.slotName(), dataSource);
         engine = DebeziumEngine.create(ChangeEventFormat.of(io.debezium.embedded.Connect.class))
                 .using(engineProperties())
@@ -209,16 +309,16 @@ public final class CdcRelay implements OutboxRelay {
                 .using((success, message, error) -> {
                     if (!success && running && leader) {
                         engineFailure = error != null ? error : new IllegalStateException(message);
-                        log.error("CDC engine of {} stopped: {}", name, message, error);
-                        listener.failed(engineFailure);
+                        listener.failed(engineFailure); // logged by the election loop, once
                     }
                 })
                 .build();
         engineThread.submit(engine);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        long deadline = System.nanoTime() + SLOT_WAIT.toNanos();
         while (running && engineFailure == null && !slotActive()) {
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("replication slot " + settings.slotName() + " did not become active");
+                throw new IllegalStateException("replication slot " + settings.slotName() + " did not become active "
+                        + "within " + SLOT_WAIT.toSeconds() + " s");
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
         }
@@ -227,6 +327,18 @@ public final class CdcRelay implements OutboxRelay {
         }
         state = new RelayState(RelayState.Status.RUNNING, "leading slot " + settings.slotName());
         log.info("CDC relay {} leads slot {}", name, settings.slotName());
+        return null;
+    }
+
+    /** The preflight on a connection of the role Debezium connects as, which may differ from the DataSource's. */
+    private CdcPreflight.Finding preflight() {
+        SingleConnectionDataSource own = new SingleConnectionDataSource(settings.jdbcUrl(), settings.user(),
+                settings.password(), true);
+        try {
+            return new CdcPreflight(new JdbcTemplate(own), settings).check();
+        } finally {
+            own.destroy();
+        }
     }
 
     private void stepDown(LeaderLock lock) {
@@ -236,7 +348,11 @@ public final class CdcRelay implements OutboxRelay {
             try {
                 current.close();
             } catch (Exception e) {
-                log.warn("Closing the CDC engine of {} failed", name, e);
+                if (engineFailure == null) {
+                    log.warn("Closing the CDC engine of {} failed", name, e);
+                } else { // a failed engine has shut itself down already
+                    log.debug("Closing the failed CDC engine of {}: {}", name, e.toString());
+                }
             }
         }
         leader = false;
@@ -246,51 +362,6 @@ public final class CdcRelay implements OutboxRelay {
     private boolean slotActive() {
         Long n = jdbc.queryForObject(SLOT_ACTIVE, Long.class, settings.slotName());
         return n != null && n > 0;
-    }
-
-    private void ensurePublication() {
-        boolean columnLists = columnListsSupported();
-        Long exists = jdbc.queryForObject(PUBLICATION_EXISTS, Long.class, settings.publicationName());
-        if (exists == null || exists == 0) {
-            try {
-                // inserts only: deletes of published rows and updates that park rows are never streamed back
-                jdbc.execute("CREATE PUBLICATION " + settings.publicationName() + " FOR TABLE "
-                        + publishedTables(columnLists) + " WITH (publish = 'insert')");
-            } catch (org.springframework.dao.DataAccessException e) {
-                Long now = jdbc.queryForObject(PUBLICATION_EXISTS, Long.class, settings.publicationName());
-                if (now == null || now == 0) {
-                    throw e; // not a race with another instance (e.g. no permission): say so
-                }
-            }
-        }
-        if (columnLists) {
-            String[] columns = Stream.of(MESSAGE_COLUMNS.split(",")).map(String::strip).sorted().toArray(String[]::new);
-            Long otherColumns = jdbc.query(PUBLICATION_OTHER_COLUMNS, ps -> {
-                ps.setString(1, settings.publicationName());
-                ps.setString(2, settings.schema());
-                ps.setArray(3, ps.getConnection().createArrayOf("text", columns));
-            }, rs -> rs.next() ? rs.getLong(1) : 0L);
-            if (otherColumns != null && otherColumns > 0) {
-                log.info("Publication {} narrowed to the outbox columns a message is made of", settings.publicationName());
-                jdbc.execute("ALTER PUBLICATION " + settings.publicationName() + " SET TABLE " + publishedTables(true));
-            }
-        }
-        Long broader = jdbc.queryForObject(PUBLICATION_PUBLISHES_MORE, Long.class, settings.publicationName());
-        if (broader != null && broader > 0) {
-            log.warn("Publication {} also publishes updates or deletes; narrowing it to inserts", settings.publicationName());
-            jdbc.execute("ALTER PUBLICATION " + settings.publicationName() + " SET (publish = 'insert')");
-        }
-    }
-
-    private boolean columnListsSupported() {
-        Integer version = jdbc.queryForObject(SERVER_VERSION, Integer.class);
-        return version != null && version >= 150_000;
-    }
-
-    private String publishedTables(boolean columnLists) {
-        String outbox = settings.schema() + ".outbox_event";
-        return (columnLists ? outbox + " (" + MESSAGE_COLUMNS + ")" : outbox) + ", " + settings.schema()
-                + ".once_relay_heartbeat";
     }
 
     private Properties engineProperties() {
@@ -307,7 +378,11 @@ public final class CdcRelay implements OutboxRelay {
         p.setProperty("database.dbname", db.database());
         p.setProperty("database.user", settings.user());
         p.setProperty("database.password", settings.password() == null ? "" : settings.password());
+        // The source partition of the stored offsets: never to change, or every relay would snapshot anew.
         p.setProperty("topic.prefix", "once");
+        // Debezium's MBeans are named after the prefix; the slot tells apart the relays of two databases in one JVM,
+        // whose second engine would otherwise wait a minute for the first one's names and then run without metrics.
+        p.setProperty("custom.metric.tags", "slot=" + settings.slotName());
         p.setProperty("plugin.name", "pgoutput");
         p.setProperty("slot.name", settings.slotName());
         p.setProperty("publication.name", settings.publicationName());
@@ -457,7 +532,9 @@ public final class CdcRelay implements OutboxRelay {
         return new OutboxMessage(UUID.fromString(row.getString("id")), row.getString("tenant_id"),
                 row.getString("actor_id"), row.getString("aggregate_type"), row.getString("aggregate_id"),
                 row.getString("event_type"), row.getInt32("event_version"), row.getBytes("payload"),
-                row.getString("content_type"), OutboxLedger.headersFromJson(headers),
+                // a publication of an earlier version, which the relay could not widen, lists no content_type
+                row.schema().field("content_type") == null ? JSON_CONTENT : row.getString("content_type"),
+                OutboxLedger.headersFromJson(headers),
                 source.getInt64("ts_ms") == null ? null : java.time.Instant.ofEpochMilli(source.getInt64("ts_ms")));
     }
 
@@ -474,6 +551,7 @@ public final class CdcRelay implements OutboxRelay {
             }
             running = false;
         }
+        stopping.countDown();
         electionThread.shutdown();
         try {
             electionThread.awaitTermination(30, TimeUnit.SECONDS);

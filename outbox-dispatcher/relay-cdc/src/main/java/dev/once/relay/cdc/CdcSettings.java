@@ -11,14 +11,29 @@ import java.time.Duration;
  * @param publicationName the publication, limited to the outbox and heartbeat tables; created when absent
  * @param heartbeat how often the relay writes its heartbeat row so that a quiet database moves the slot
  * @param leaderPoll how often a standby tries to become leader, and the leader checks its lock connection
+ * @param retryFirst the pause after the relay could not lead (a misconfiguration, an engine failure, a lost
+ *                   connection), doubled after every further failure up to {@code retryMax}
+ * @param retryMax the longest pause between attempts while the problem lasts
+ * @param failFast whether a misconfiguration that only an operator can fix (wal_level, a missing privilege, the
+ *                 publication, a slot of another database), found by the first attempt to lead, fails
+ *                 {@link CdcRelay#start()} instead of being retried with the relay's state FAILED
  */
 public record CdcSettings(String jdbcUrl, String user, String password, String schema, String slotName,
-                          String publicationName, Duration heartbeat, Duration leaderPoll) {
+                          String publicationName, Duration heartbeat, Duration leaderPoll, Duration retryFirst,
+                          Duration retryMax, boolean failFast) {
 
     public static final Duration HEARTBEAT = Duration.ofSeconds(10);
     public static final Duration LEADER_POLL = Duration.ofSeconds(1);
+    public static final Duration RETRY_FIRST = Duration.ofSeconds(1);
+    public static final Duration RETRY_MAX = Duration.ofSeconds(60);
+    public static final boolean FAIL_FAST = true;
 
     public CdcSettings {
+        if (retryFirst == null || retryMax == null || retryFirst.isNegative() || retryFirst.isZero()
+                || retryMax.compareTo(retryFirst) < 0) {
+            throw new IllegalArgumentException("retryFirst must be positive and retryMax >= retryFirst, were "
+                    + retryFirst + " and " + retryMax);
+        }
         if (slotName == null || !slotName.matches("[a-z0-9_]{1,63}")) {
             throw new IllegalArgumentException("slotName must be 1-63 of [a-z0-9_], was " + slotName);
         }
@@ -28,6 +43,13 @@ public record CdcSettings(String jdbcUrl, String user, String password, String s
         if (schema == null || !schema.matches("[A-Za-z0-9_]{1,63}")) {
             throw new IllegalArgumentException("schema must be a plain identifier, was " + schema);
         }
+    }
+
+    /** Settings that retry and fail fast by default ({@link #RETRY_FIRST}, {@link #RETRY_MAX}, {@link #FAIL_FAST}). */
+    public CdcSettings(String jdbcUrl, String user, String password, String schema, String slotName,
+                       String publicationName, Duration heartbeat, Duration leaderPoll) {
+        this(jdbcUrl, user, password, schema, slotName, publicationName, heartbeat, leaderPoll, RETRY_FIRST, RETRY_MAX,
+                FAIL_FAST);
     }
 
     /** Settings with the slot and publication named after the database and schema ({@link #slotNameFor}). */
@@ -50,10 +72,29 @@ public record CdcSettings(String jdbcUrl, String user, String password, String s
     }
 
     public CdcSettings withSlot(String slot, String publication) {
-        return new CdcSettings(jdbcUrl, user, password, schema, slot, publication, heartbeat, leaderPoll);
+        return new CdcSettings(jdbcUrl, user, password, schema, slot, publication, heartbeat, leaderPoll, retryFirst,
+                retryMax, failFast);
     }
 
     public CdcSettings withTimings(Duration heartbeatEvery, Duration leaderPollEvery) {
-        return new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, heartbeatEvery, leaderPollEvery);
+        return new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, heartbeatEvery,
+                leaderPollEvery, retryFirst, retryMax, failFast);
+    }
+
+    public CdcSettings withRetry(Duration first, Duration max) {
+        return new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, heartbeat, leaderPoll, first,
+                max, failFast);
+    }
+
+    public CdcSettings withFailFast(boolean fail) {
+        return new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, heartbeat, leaderPoll,
+                retryFirst, retryMax, fail);
+    }
+
+    /** Never the password, nor the URL's parameters, which may carry it: settings end up in logs and test reports. */
+    @Override
+    public String toString() {
+        return "CdcSettings[" + String.valueOf(jdbcUrl).replaceFirst("\\?.*", "") + " as " + user + ", schema " + schema
+                + ", slot " + slotName + ", publication " + publicationName + "]";
     }
 }

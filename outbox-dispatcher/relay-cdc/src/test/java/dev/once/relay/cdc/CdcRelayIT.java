@@ -234,7 +234,7 @@ class CdcRelayIT extends RelayContractIT {
         if (jdbc.queryForObject("SELECT current_setting('server_version_num')::int", Integer.class) >= 150_000) {
             assertThat(jdbc.queryForObject("SELECT array_to_string(attnames, ', ') FROM pg_publication_tables "
                     + "WHERE pubname = ? AND tablename = 'outbox_event'", String.class, publication))
-                    .isEqualTo(CdcRelay.MESSAGE_COLUMNS);
+                    .isEqualTo(CdcPublication.MESSAGE_COLUMNS);
         }
     }
 }

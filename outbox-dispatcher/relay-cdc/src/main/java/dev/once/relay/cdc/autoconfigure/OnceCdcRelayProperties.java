@@ -28,6 +28,13 @@ public class OnceCdcRelayProperties {
     /** How often a standby tries to become leader, and the leader checks its lock connection. */
     private Duration leaderPoll = CdcSettings.LEADER_POLL;
 
+    /**
+     * Whether a misconfiguration that only an operator can fix (wal_level, the REPLICATION privilege, a publication
+     * the role may not create, a slot of another database), found when the application starts, fails the start. When
+     * false, or when it appears later, the relay retries (1 s doubling to 60 s) with its health DOWN and the reason.
+     */
+    private boolean failFast = CdcSettings.FAIL_FAST;
+
     public String getSchema() {
         return schema;
     }
@@ -66,5 +73,13 @@ public class OnceCdcRelayProperties {
 
     public void setLeaderPoll(Duration leaderPoll) {
         this.leaderPoll = leaderPoll;
+    }
+
+    public boolean isFailFast() {
+        return failFast;
+    }
+
+    public void setFailFast(boolean failFast) {
+        this.failFast = failFast;
     }
 }
