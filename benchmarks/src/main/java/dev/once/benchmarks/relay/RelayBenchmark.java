@@ -129,7 +129,7 @@ public final class RelayBenchmark {
                         INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,
                                                   event_version, payload)
                         SELECT gen_random_uuid(), 'acme', 'alice', 'order', 'o-' || (n % ?), 'OrderPlaced', 1,
-                               jsonb_build_object('n', n, 'note', repeat('x', 170))
+                               convert_to(jsonb_build_object('n', n, 'note', repeat('x', 170))::text, 'UTF8')
                         FROM generate_series(1, ?) AS n ORDER BY n
                         """, aggregates, rows);
                 long committed = System.nanoTime();
@@ -190,7 +190,7 @@ public final class RelayBenchmark {
                 while (next < end) {
                     jdbc.update("INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,"
                             + " event_version, payload) VALUES (gen_random_uuid(), 'acme', 'alice', 'order', ?, 'OrderPlaced', 1,"
-                            + " jsonb_build_object('n', ?, 'note', repeat('x', 170)))", "s-" + (n % 100), n);
+                            + " convert_to(jsonb_build_object('n', ?, 'note', repeat('x', 170))::text, 'UTF8'))", "s-" + (n % 100), n);
                     committed.incrementAndGet();
                     n++;
                     next += intervalNanos;

@@ -356,7 +356,7 @@ class CdcMisconfigurationIT {
                 INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,
                                           event_version, payload)
                 SELECT gen_random_uuid(), 'acme', 'alice', 'order', 'o-' || n, 'OrderPlaced', 1,
-                       jsonb_build_object('n', n)
+                       convert_to(jsonb_build_object('n', n)::text, 'UTF8')
                 FROM generate_series(1, ?) AS n
                 """, count);
     }
