@@ -56,6 +56,37 @@ class EventDispatcherIT {
     }
 
     @Test
+    void a_binary_event_reaches_its_handler_byte_for_byte_and_its_redelivery_is_skipped() {
+        byte[] protobuf = {0x0a, 0x00, 0x12, (byte) 0xff, 0x00};
+        List<HandledEvent> handled = new java.util.ArrayList<>();
+        EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
+                List.of(HandlerRegistration.transactional("OrderPlaced", 1, "binary", handled::add)),
+                ClaimPolicy.ofDefaults());
+        UUID id = UUID.randomUUID();
+        ConsumerRecord<String, byte[]> record = record(id, "");
+        ConsumerRecord<String, byte[]> binary = new ConsumerRecord<>("orders", 0, 0, "o-1", protobuf);
+        record.headers().forEach(h -> binary.headers().add(h));
+        binary.headers().add(WireFormat.CONTENT_TYPE, "application/x-protobuf".getBytes(StandardCharsets.UTF_8));
+
+        dispatcher.dispatch(binary);
+        dispatcher.dispatch(binary);
+
+        assertThat(handled).singleElement().satisfies(event -> {
+            assertThat(event.payload()).isEqualTo(protobuf);
+            assertThat(event.contentType()).isEqualTo("application/x-protobuf");
+        });
+    }
+
+    @Test
+    void a_record_that_claims_to_be_json_and_is_not_is_poison() {
+        EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
+                List.of(HandlerRegistration.transactional("OrderPlaced", 1, "json", event -> { })), ClaimPolicy.ofDefaults());
+
+        assertThatThrownBy(() -> dispatcher.dispatch(record(UUID.randomUUID(), "{not json")))
+                .isInstanceOf(PoisonEventException.class).hasMessageContaining("not JSON");
+    }
+
+    @Test
     void a_leased_handler_that_dies_after_its_external_call_runs_again_after_the_lease_with_the_same_derived_key() {
         AtomicInteger calls = new AtomicInteger();
         EventHandler mailer = event -> {

@@ -154,6 +154,7 @@ public final class KafkaTransport implements EventTransport {
      */
     static boolean recordSpecific(Throwable cause) {
         return cause instanceof org.apache.kafka.common.errors.RecordTooLargeException
+                || cause instanceof org.apache.kafka.common.errors.InvalidTopicException // routed to a name Kafka refuses
                 || cause instanceof org.apache.kafka.common.errors.RecordBatchTooLargeException
                 || cause instanceof org.apache.kafka.common.InvalidRecordException
                 || cause instanceof org.apache.kafka.common.errors.SerializationException;

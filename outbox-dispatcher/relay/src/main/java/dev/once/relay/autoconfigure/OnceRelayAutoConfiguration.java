@@ -50,7 +50,7 @@ public class OnceRelayAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     TopicRouter onceTopicRouter(OnceRelayProperties properties) {
-        return TopicRouter.byAggregateType(properties.getTopicPrefix());
+        return properties.toTopicRouter();
     }
 
     @Bean

@@ -28,8 +28,17 @@ public class OnceRelayProperties {
      */
     private Mode mode;
 
-    /** Topics are named {@code <topic-prefix>.<aggregate_type>}. */
+    /** Topics are named {@code <topic-prefix>.<aggregate_type>}, unless topic or topic-template is set. */
     private String topicPrefix = WireFormat.DEFAULT_TOPIC_PREFIX;
+
+    /** One topic for every event, instead of a topic per aggregate type. */
+    private String topic = "";
+
+    /**
+     * Topics named by a template over {aggregate_type}, {event_type} and {event_version}, e.g.
+     * orders.{aggregate_type}.{event_type}, instead of a topic per aggregate type.
+     */
+    private String topicTemplate = "";
 
     /** Rows read and published per batch. */
     private int batchSize = RelayOptions.BATCH_SIZE;
@@ -78,6 +87,42 @@ public class OnceRelayProperties {
 
     public void setTopicPrefix(String topicPrefix) {
         this.topicPrefix = topicPrefix;
+    }
+
+    public String getTopic() {
+        return topic;
+    }
+
+    public void setTopic(String topic) {
+        this.topic = topic;
+    }
+
+    public String getTopicTemplate() {
+        return topicTemplate;
+    }
+
+    public void setTopicTemplate(String topicTemplate) {
+        this.topicTemplate = topicTemplate;
+    }
+
+    /** The router these properties describe: a fixed topic, a template, or the prefix and the aggregate type. */
+    public dev.once.relay.TopicRouter toTopicRouter() {
+        if (!topic.isBlank() && !topicTemplate.isBlank()) {
+            throw new dev.once.OnceConfigurationException("Both once.outbox.relay.topic and "
+                    + "once.outbox.relay.topic-template are set", "Set one of them: a fixed topic, or a template");
+        }
+        if (!topic.isBlank()) {
+            return dev.once.relay.TopicRouter.fixed(topic);
+        }
+        if (!topicTemplate.isBlank()) {
+            try {
+                return dev.once.relay.TopicRouter.template(topicTemplate);
+            } catch (IllegalArgumentException e) {
+                throw new dev.once.OnceConfigurationException("once.outbox.relay.topic-template is not valid: "
+                        + e.getMessage(), "Use only {aggregate_type}, {event_type} and {event_version}");
+            }
+        }
+        return dev.once.relay.TopicRouter.byAggregateType(topicPrefix);
     }
 
     public int getBatchSize() {

@@ -9,13 +9,19 @@ import dev.once.idempotency.OnceMigrations;
 import dev.once.outbox.OutboxOperations;
 import dev.once.relay.OutboxRelay;
 import dev.once.relay.PollingRelay;
+import dev.once.relay.TopicRouter;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.Map;
 import java.util.UUID;
 import javax.sql.DataSource;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -75,6 +81,25 @@ class OnceRelayAutoConfigurationIT {
     }
 
     @Test
+    void a_topic_template_routes_events_by_property_and_a_topic_router_bean_replaces_it() throws Exception {
+        String prefix = "tpl" + UUID.randomUUID().toString().substring(0, 6);
+        TestKafka.createTopic(prefix + ".order.OrderPlaced", 1);
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.update("""
+                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload)
+                VALUES (gen_random_uuid(), 'acme', 'alice', 'order', 'o-1', 'OrderPlaced', 1, convert_to('{}', 'UTF8'))
+                """);
+
+        runner(prefix).withPropertyValues("once.outbox.relay.topic-template=" + prefix + ".{aggregate_type}.{event_type}")
+                .run(context -> await().atMost(Duration.ofSeconds(30))
+                        .until(() -> context.getBean(OutboxOperations.class).pending() == 0));
+        assertThat(endOffset(prefix + ".order.OrderPlaced")).isEqualTo(1);
+
+        runner(prefix).withBean(TopicRouter.class, () -> message -> "custom")
+                .run(context -> assertThat(context.getBean(TopicRouter.class).topicFor(null)).isEqualTo("custom"));
+    }
+
+    @Test
     void the_cdc_relay_asked_for_without_its_module_stops_startup_with_the_fix() {
         runner("cdc").withPropertyValues("once.outbox.relay.mode=cdc").run(context -> {
             assertThat(context).hasFailed();
@@ -93,5 +118,12 @@ class OnceRelayAutoConfigurationIT {
     void can_be_switched_off() {
         runner("off").withPropertyValues("once.outbox.relay.enabled=false")
                 .run(context -> assertThat(context).doesNotHaveBean(OutboxRelay.class));
+    }
+
+    private static long endOffset(String topic) throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers()))) {
+            TopicPartition partition = new TopicPartition(topic, 0);
+            return admin.listOffsets(Map.of(partition, OffsetSpec.latest())).partitionResult(partition).get().offset();
+        }
     }
 }
