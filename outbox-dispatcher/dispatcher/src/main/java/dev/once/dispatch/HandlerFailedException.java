@@ -19,6 +19,17 @@ public class HandlerFailedException extends OnceException {
         this.handlerKeys = java.util.List.copyOf(handlerKeys);
     }
 
+    /** One failure naming every handler of {@code failures}; the first one's cause, the others suppressed. */
+    static HandlerFailedException of(java.util.List<HandlerFailedException> failures) {
+        if (failures.size() == 1) {
+            return failures.get(0);
+        }
+        HandlerFailedException all = new HandlerFailedException(
+                failures.stream().map(HandlerFailedException::handlerKey).toList(), failures.get(0).getCause());
+        failures.stream().skip(1).forEach(f -> all.addSuppressed(f.getCause()));
+        return all;
+    }
+
     /** The first failed handler. */
     public String handlerKey() {
         return handlerKeys.get(0);

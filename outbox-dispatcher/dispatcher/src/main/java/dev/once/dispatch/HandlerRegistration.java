@@ -26,6 +26,11 @@ public record HandlerRegistration(String eventType, int eventVersion, String han
         return new HandlerRegistration(eventType, version, handlerKey, HandlerMode.LEASED, handler);
     }
 
+    /** The key under which the handlers of one event type and version are looked up. */
+    static String key(String eventType, int eventVersion) {
+        return eventType + ":v" + eventVersion;
+    }
+
     /** The claim's route: {@code <event_type>:v<event_version>:<handler_key>}. */
     public Route route() {
         return Route.of(eventType + ":v" + eventVersion + ":" + handlerKey);

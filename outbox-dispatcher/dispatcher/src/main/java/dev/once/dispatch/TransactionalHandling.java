@@ -1,0 +1,170 @@
+package dev.once.dispatch;
+
+import dev.once.idempotency.ClaimPolicy;
+import dev.once.idempotency.ClaimResult;
+import dev.once.idempotency.ClaimToken;
+import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.StoredResponse;
+import dev.once.internal.TransientFailures;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * TRANSACTIONAL handlers: a claim, the handler's writes and the completion commit in one transaction, so an effect
+ * exists exactly when its claim says it does. A group of claims (a run of records, one record, one handler) is
+ * attempted in one transaction: fresh keys claimed by one multi-row statement, existing ones by the full claim
+ * (replay, conflict, reclaim), the handlers run in record order, every claim completed by one update. When the
+ * attempt fails it is rolled back and attempted smaller (each record alone, then each handler of a failing record
+ * alone), so that what can commit does, one failing handler never holds another back, and the failure found is the
+ * handler's own. A transient failure (the database's) is not split: nothing can commit until it passes.
+ */
+final class TransactionalHandling {
+
+    static final StoredResponse HANDLED = StoredResponse.of(200, null, new byte[0]);
+
+    /** The first failure met, and at which delivery; {@code null} from {@link #handle} when everything committed. */
+    record Failure(Delivery delivery, RuntimeException cause) {
+    }
+
+    private final IdempotencyStore store;
+    private final TransactionTemplate transactions;
+    private final ClaimPolicy policy;
+    private final DispatchListener listener;
+
+    TransactionalHandling(IdempotencyStore store, PlatformTransactionManager transactions, ClaimPolicy policy,
+                          DispatchListener listener) {
+        this.store = store;
+        this.transactions = new TransactionTemplate(transactions);
+        this.transactions.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+        this.policy = policy;
+        this.listener = listener;
+    }
+
+    /**
+     * Handles the TRANSACTIONAL claims of {@code run}, in order; commits everything before the first delivery that
+     * fails and returns that failure, or {@code null}.
+     */
+    Failure handle(List<Delivery> run) {
+        List<Delivery.Claim> all = new ArrayList<>();
+        run.forEach(d -> all.addAll(d.claims(HandlerMode.TRANSACTIONAL)));
+        RuntimeException failure = attempt(all);
+        if (failure == null) {
+            return null;
+        }
+        if (TransientFailures.isTransient(failure)) {
+            return new Failure(run.get(0), failure);
+        }
+        for (Delivery delivery : run) {
+            // a run of one was just attempted as that record: go on to its handlers alone
+            RuntimeException own = run.size() == 1 ? split(delivery, failure) : split(delivery, attempt(claimsOf(delivery)));
+            if (own != null) {
+                return new Failure(delivery, own);
+            }
+        }
+        return null; // every record committed on its own: the run's failure was a race between them
+    }
+
+    private static List<Delivery.Claim> claimsOf(Delivery delivery) {
+        return delivery.claims(HandlerMode.TRANSACTIONAL);
+    }
+
+    /** After a delivery's claims failed together: each handler alone, unless there is one or the failure is transient. */
+    private RuntimeException split(Delivery delivery, RuntimeException together) {
+        List<Delivery.Claim> claims = claimsOf(delivery);
+        if (together == null || claims.size() == 1 || TransientFailures.isTransient(together)) {
+            return together;
+        }
+        return alone(claims);
+    }
+
+    /** A record's failing claims found one by one, as one failure naming each handler that failed. */
+    RuntimeException alone(List<Delivery.Claim> claims) {
+        List<HandlerFailedException> failed = new ArrayList<>();
+        for (Delivery.Claim claim : claims) {
+            RuntimeException failure = attempt(List.of(claim));
+            if (failure instanceof HandlerFailedException handler) {
+                failed.add(handler);
+            } else if (failure != null) {
+                return failure; // poison or the database's: the record's, not one handler's
+            }
+        }
+        return failed.isEmpty() ? null : HandlerFailedException.of(failed);
+    }
+
+    /**
+     * One transaction for {@code claims}; the outcomes are told once it committed, a lone claim's failure at once.
+     * Returns the failure that rolled it back, or {@code null}.
+     */
+    private RuntimeException attempt(List<Delivery.Claim> claims) {
+        if (claims.isEmpty()) {
+            return null;
+        }
+        Outcomes outcomes = new Outcomes();
+        try {
+            transactions.executeWithoutResult(tx -> run(claims, outcomes));
+        } catch (RuntimeException e) {
+            if (claims.size() == 1 && e instanceof HandlerFailedException failed) {
+                listener.failed(failed.handlerKey()); // a failure of the handler itself, counted once
+            }
+            return e;
+        }
+        outcomes.fire(listener);
+        return null;
+    }
+
+    private void run(List<Delivery.Claim> claims, Outcomes outcomes) {
+        List<Delivery.Claim> unique = new ArrayList<>(claims.size());
+        Set<String> seen = new HashSet<>();
+        for (Delivery.Claim claim : claims) {
+            if (seen.add(claim.scope().toString())) {
+                unique.add(claim);
+            } else {
+                outcomes.skipped(claim.handlerKey()); // the same event twice in one poll
+            }
+        }
+        List<ClaimToken> fresh = store.claimFresh(unique.stream().map(Delivery.Claim::scope).toList(),
+                unique.stream().map(Delivery.Claim::requestHash).toList(), policy);
+        List<ClaimToken> owned = new ArrayList<>(unique.size());
+        for (int i = 0; i < unique.size(); i++) {
+            Delivery.Claim claim = unique.get(i);
+            ClaimToken token = fresh.get(i);
+            if (token == null) {
+                ClaimResult result = store.claim(claim.scope(), claim.requestHash(), policy);
+                if (!(result instanceof ClaimResult.Claimed c)) {
+                    Settled.of(claim, result);
+                    outcomes.skipped(claim.handlerKey());
+                    continue;
+                }
+                token = c.token();
+            }
+            outcomes.handled(claim.handlerKey(), Handlers.invoke(claim));
+            owned.add(token);
+        }
+        if (store.markAllSucceeded(owned, HANDLED) != owned.size()) {
+            throw new IllegalStateException("a claim of this attempt was taken over meanwhile; attempting it smaller");
+        }
+    }
+
+    /** Runs a claim's handler; its exception becomes the handler's failure. */
+    static final class Handlers {
+
+        private Handlers() {
+        }
+
+        static Duration invoke(Delivery.Claim claim) {
+            long start = System.nanoTime();
+            try {
+                claim.registration().handler().handle(claim.event());
+            } catch (Exception e) {
+                throw new HandlerFailedException(claim.handlerKey(), e);
+            }
+            return Duration.ofNanos(System.nanoTime() - start);
+        }
+    }
+}
