@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * {@link IdempotencyStore} over JDBC. Statements go through Spring's {@link JdbcTemplate}, which takes the connection
@@ -37,6 +38,7 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
             WHERE %s
             """.formatted(ClaimOwner.CONDITION);
 
+    private final DataSource dataSource;
     private final JdbcTemplate jdbc;
     /** Appends the events of a completion sent with the commit, after it. */
     private final dev.once.outbox.OutboxWriter outbox;
@@ -44,6 +46,7 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
     private final ClaimStatement claims;
 
     JdbcIdempotencyStore(DataSource dataSource, IdempotencyStoreOptions options) {
+        this.dataSource = dataSource;
         this.jdbc = new JdbcTemplate(dataSource);
         this.outbox = dev.once.outbox.OutboxWriter.create(dataSource);
         this.options = options;
@@ -52,11 +55,29 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
 
     @Override
     public ClaimResult claim(IdempotencyScope scope, String requestHash, ClaimPolicy policy) {
+        requireOwnTransaction();
         return claims.claim(scope, requestHash, policy);
+    }
+
+    /**
+     * A Spring transaction is active but holds no connection of this store's DataSource (its transaction manager was
+     * built over another object, say the pool beneath an {@code OnceDataSource}): the store's statements would commit
+     * on their own, a claim would survive the rollback of the work it guards. Refused, once per call, at the cost of a
+     * thread-local look-up.
+     */
+    private void requireOwnTransaction() {
+        if (TransactionSynchronizationManager.isActualTransactionActive()
+                && !TransactionSynchronizationManager.hasResource(dataSource)) {
+            throw new dev.once.OnceConfigurationException("A transaction is active, but not on the idempotency "
+                    + "store's DataSource (" + dataSource + "), so the store's statements would commit apart from it",
+                    "Build the transaction manager over the same DataSource bean the store uses (with Spring Boot: "
+                            + "the DataSource bean, which Once wraps in OnceDataSource), not over the pool beneath it");
+        }
     }
 
     @Override
     public List<ClaimToken> claimFresh(List<IdempotencyScope> scopes, List<String> requestHashes, ClaimPolicy policy) {
+        requireOwnTransaction();
         if (scopes.size() != requestHashes.size()) {
             throw new IllegalArgumentException("one request hash per scope");
         }
@@ -92,6 +113,7 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
     @Override
     public void markSucceededAtCommit(ClaimToken token, StoredResponse response, String taskId,
                                       List<dev.once.outbox.OutboxEvent> events) {
+        requireOwnTransaction();
         requireIds(events);
         CompleteWithEvents.atCommit(jdbc, outbox, token, withinLimit(response), taskId, List.copyOf(events));
     }
@@ -111,6 +133,7 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
 
     private TransitionResult complete(ClaimToken token, IdempotencyStatus status, StoredResponse response,
                                       String taskId, UUID outboxEventId) {
+        requireOwnTransaction();
         StoredResponse stored = withinLimit(response);
         int rows = jdbc.update(COMPLETE, ps -> {
             ps.setString(1, status.dbValue());

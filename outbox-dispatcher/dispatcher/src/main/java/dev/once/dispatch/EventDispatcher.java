@@ -4,6 +4,7 @@ import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.ClaimResult;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.StoredResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,6 +28,13 @@ import org.springframework.transaction.support.TransactionTemplate;
  * ({@link LeasedHandling}). Listeners and metrics hear each outcome once, after it committed. Thread-safe.
  */
 public final class EventDispatcher {
+
+    /**
+     * How long a handler's claim is kept by default, and so how late a redelivery is still recognised and skipped:
+     * Kafka's own default retention ({@code log.retention.hours=168}), since a record can be delivered again for as
+     * long as its topic keeps it (a consumer group reset, a topic replayed, a dead letter re-published).
+     */
+    public static final Duration CLAIM_RETENTION = Duration.ofDays(7);
 
     private final Map<String, List<HandlerRegistration>> handlers = new LinkedHashMap<>();
     private final TransactionalHandling transactional;
@@ -153,7 +161,7 @@ public final class EventDispatcher {
                 outside.executeWithoutResult(s -> {
                     ClaimResult result = store.claim(claim.scope(), claim.requestHash(), policy);
                     if (result instanceof ClaimResult.Claimed c) {
-                        store.markFailed(c.token(), reason);
+                        store.markFailed(c.token(), reason).orThrow(c.token());
                     }
                 });
             }

@@ -78,6 +78,26 @@ class EventDispatcherIT {
     }
 
     @Test
+    void a_handler_marked_failed_after_its_last_retry_is_skipped_by_every_later_delivery() {
+        AtomicInteger runs = new AtomicInteger();
+        EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
+                List.of(HandlerRegistration.transactional("OrderPlaced", 1, "fragile", event -> {
+                    runs.incrementAndGet();
+                    throw new IllegalStateException("down");
+                })), ClaimPolicy.ofDefaults());
+        UUID id = UUID.randomUUID();
+        HandlerFailedException failure = org.assertj.core.api.Assertions.catchThrowableOfType(HandlerFailedException.class,
+                () -> dispatcher.dispatch(record(id, "{}")));
+
+        dispatcher.markFailed(record(id, "{}"), failure);
+        dispatcher.dispatch(record(id, "{}"));
+
+        assertThat(runs).hasValue(1);
+        assertThat(jdbc.queryForObject("SELECT status FROM idempotency_record WHERE idempotency_key = ?", String.class,
+                id.toString())).isEqualTo("failed");
+    }
+
+    @Test
     void a_record_that_claims_to_be_json_and_is_not_is_poison() {
         EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
                 List.of(HandlerRegistration.transactional("OrderPlaced", 1, "json", event -> { })), ClaimPolicy.ofDefaults());

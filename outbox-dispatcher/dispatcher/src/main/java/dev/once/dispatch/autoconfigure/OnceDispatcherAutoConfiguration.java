@@ -26,6 +26,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.transaction.PlatformTransactionManager;
 
@@ -57,7 +58,7 @@ public class OnceDispatcherAutoConfiguration {
                                         ObjectProvider<HandlerRegistration> handlers, DispatchListener listener,
                                         OnceDispatcherProperties properties) {
         return new EventDispatcher(store, transactions, handlers.orderedStream().toList(),
-                ClaimPolicy.custom().lease(properties.getLease()).build(), listener);
+                properties.toClaimPolicy(), listener);
     }
 
     /**
@@ -72,7 +73,12 @@ public class OnceDispatcherAutoConfiguration {
                                                   ObjectProvider<MeterRegistry> registries,
                                                   ObjectProvider<ConsumerFactory<?, ?>> consumers,
                                                   ObjectProvider<ProducerFactory<?, ?>> producers,
-                                                  Environment environment) {
+                                                  ObjectProvider<KafkaAdmin> admins, Environment environment) {
+        KafkaAdmin admin = admins.getIfAvailable();
+        if (admin != null) {
+            TopicRetention.check(admin.getConfigurationProperties(), properties.getTopics(),
+                    properties.getClaimRetention(), properties.getRetentionCheck());
+        }
         Map<String, Object> consumer = new HashMap<>(consumers.getObject().getConfigurationProperties());
         consumer.putAll(properties.getConsumer());
         Map<String, Object> producer = new HashMap<>(producers.getObject().getConfigurationProperties());

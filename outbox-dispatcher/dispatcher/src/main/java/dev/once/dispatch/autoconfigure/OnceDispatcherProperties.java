@@ -74,6 +74,47 @@ public class OnceDispatcherProperties {
     /** The lease of LEASED handlers' claims. */
     private Duration lease = IdempotencyDefaults.LEASE;
 
+    /**
+     * How long a handler's claim on an event is kept, and so how late a redelivery is still skipped: at least as long
+     * as the consumed topics keep their records (retention.ms). Apart from the request TTL of once.idempotency.ttl.
+     */
+    private Duration claimRetention = dev.once.dispatch.EventDispatcher.CLAIM_RETENTION;
+
+    /**
+     * What startup does when a consumed topic keeps records longer than claim-retention (or for ever): WARN (log
+     * both figures), FAIL (refuse to start) or OFF.
+     */
+    private RetentionCheck retentionCheck = RetentionCheck.WARN;
+
+    /** What startup does when a topic keeps records longer than the claims are kept. */
+    public enum RetentionCheck { WARN, FAIL, OFF }
+
+    public Duration getClaimRetention() {
+        return claimRetention;
+    }
+
+    public void setClaimRetention(Duration claimRetention) {
+        this.claimRetention = claimRetention;
+    }
+
+    public RetentionCheck getRetentionCheck() {
+        return retentionCheck;
+    }
+
+    public void setRetentionCheck(RetentionCheck retentionCheck) {
+        this.retentionCheck = retentionCheck;
+    }
+
+    /** The handlers' claim policy: the lease, and the claim retention as the claims' TTL. */
+    public dev.once.idempotency.ClaimPolicy toClaimPolicy() {
+        if (claimRetention.compareTo(lease) <= 0) {
+            throw new dev.once.OnceConfigurationException("once.dispatcher.claim-retention (" + claimRetention
+                    + ") is not longer than once.dispatcher.lease (" + lease + ")", "Keep claims longer than a lease: "
+                    + "raise once.dispatcher.claim-retention (Kafka keeps records 7 days by default)");
+        }
+        return dev.once.idempotency.ClaimPolicy.custom().lease(lease).ttl(claimRetention).build();
+    }
+
     public boolean isEnabled() {
         return enabled;
     }

@@ -28,12 +28,11 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
-import org.springframework.transaction.PlatformTransactionManager;
 
 /** Handlers declared as beans run exactly once through the autoconfigured consumers, with metrics. */
 class OnceDispatcherAutoConfigurationIT {
@@ -44,10 +43,10 @@ class OnceDispatcherAutoConfigurationIT {
     private ApplicationContextRunner runner() {
         DataSource shared = new DelegatingDataSource(db.dataSource());
         return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, OnceStoreAutoConfiguration.class,
+                .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
+                        OnceStoreAutoConfiguration.class,
                         OnceDispatcherAutoConfiguration.class))
                 .withBean(DataSource.class, () -> shared)
-                .withBean(PlatformTransactionManager.class, () -> new DataSourceTransactionManager(shared))
                 .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
                 .withBean("projection", HandlerRegistration.class, () -> HandlerRegistration.transactional("OrderPlaced", 1,
                         "projection", event -> new JdbcTemplate(shared).update("INSERT INTO effect VALUES (?)", event.eventId())));
