@@ -10,6 +10,7 @@ import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.IdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.springframework.beans.factory.ObjectProvider;
@@ -26,6 +27,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.transaction.PlatformTransactionManager;
 
@@ -56,8 +58,28 @@ public class OnceDispatcherAutoConfiguration {
     EventDispatcher onceEventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions,
                                         ObjectProvider<HandlerRegistration> handlers, DispatchListener listener,
                                         OnceDispatcherProperties properties) {
-        return new EventDispatcher(store, transactions, handlers.orderedStream().toList(),
+        List<HandlerRegistration> registrations = handlers.orderedStream().toList();
+        checkDeclaredTopics(registrations, properties.getTopics());
+        return new EventDispatcher(store, transactions, registrations,
                 ClaimPolicy.custom().lease(properties.getLease()).build(), listener);
+    }
+
+    /**
+     * A handler that declares its topic ({@link HandlerRegistration#onTopic}) runs only if the dispatcher consumes
+     * that topic: one whose topic is not among {@code once.dispatcher.topics} would never run, and nothing would say
+     * so. (A registration that declares no topic cannot be checked: the event type does not name its topic.)
+     */
+    static void checkDeclaredTopics(List<HandlerRegistration> registrations, List<String> topics) {
+        List<String> unconsumed = registrations.stream()
+                .filter(r -> r.topic() != null && !topics.contains(r.topic()))
+                .map(r -> r.handlerKey() + " (" + r.eventType() + " v" + r.eventVersion() + ", on " + r.topic() + ")")
+                .toList();
+        if (!unconsumed.isEmpty()) {
+            throw new OnceConfigurationException("Handlers are registered for topics the dispatcher does not consume: "
+                    + String.join(", ", unconsumed) + "; once.dispatcher.topics is "
+                    + (topics.isEmpty() ? "empty, so no consumer runs" : topics),
+                    "Add their topics to once.dispatcher.topics, or correct the topic the registration declares");
+        }
     }
 
     /**
@@ -104,15 +126,29 @@ public class OnceDispatcherAutoConfiguration {
         return application + ".once";
     }
 
+    /**
+     * Starts the consumers once every singleton exists, so after Spring Boot's {@code KafkaAdmin} has created the
+     * application's {@code NewTopic}s: first, unless {@code once.dispatcher.check-topics=false}, it checks that the
+     * consumed topics and their dead-letter topics exist ({@link TopicCheck}), with an admin client built from
+     * {@code KafkaAdmin}'s settings (the consumers' when there is no {@code KafkaAdmin}).
+     */
     @Bean
     @ConditionalOnBean(KafkaEventDispatcher.class)
     @ConditionalOnMissingBean(name = "onceKafkaEventDispatcherLifecycle")
-    SmartLifecycle onceKafkaEventDispatcherLifecycle(KafkaEventDispatcher consumers) {
+    SmartLifecycle onceKafkaEventDispatcherLifecycle(KafkaEventDispatcher consumers, OnceDispatcherProperties properties,
+                                                     ObjectProvider<KafkaAdmin> admins,
+                                                     ObjectProvider<ConsumerFactory<?, ?>> consumerFactories) {
         return new SmartLifecycle() {
             private volatile boolean running;
 
             @Override
             public void start() {
+                if (properties.isCheckTopics() && !properties.getTopics().isEmpty()) {
+                    KafkaAdmin admin = admins.getIfAvailable();
+                    Map<String, Object> settings = admin != null ? admin.getConfigurationProperties()
+                            : consumerFactories.getObject().getConfigurationProperties();
+                    new TopicCheck(settings).verify(properties.getTopics());
+                }
                 consumers.start();
                 running = true;
             }
@@ -130,7 +166,10 @@ public class OnceDispatcherAutoConfiguration {
         };
     }
 
-    /** {@code /actuator/health} shows the dispatcher: up while its consumers run, down once they stopped. */
+    /**
+     * {@code /actuator/health} shows the dispatcher: up while its consumers run; down once they stopped, or when one
+     * of them stopped on its own (Kafka refused its credentials), with the reason.
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(HealthIndicator.class)
     @ConditionalOnProperty(prefix = "once.dispatcher", name = "topics") // as the consumers themselves
@@ -139,10 +178,16 @@ public class OnceDispatcherAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean(name = "onceDispatcherHealthIndicator")
         HealthIndicator onceDispatcherHealthIndicator(KafkaEventDispatcher consumers, OnceDispatcherProperties properties) {
-            return () -> (consumers.isRunning() ? Health.up() : Health.down())
-                    .withDetail("group", properties.getGroupId())
-                    .withDetail("topics", properties.getTopics())
-                    .withDetail("assigned-consumers", consumers.assignedConsumers()).build();
+            return () -> {
+                java.util.Optional<String> problem = consumers.problem()
+                        .or(() -> consumers.isRunning() ? java.util.Optional.empty()
+                                : java.util.Optional.of("the consumers are not running"));
+                Health.Builder health = problem.isEmpty() ? Health.up() : Health.down();
+                problem.ifPresent(reason -> health.withDetail("reason", reason));
+                return health.withDetail("group", properties.getGroupId())
+                        .withDetail("topics", properties.getTopics())
+                        .withDetail("assigned-consumers", consumers.assignedConsumers()).build();
+            };
         }
     }
 }
