@@ -24,13 +24,13 @@ import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 import org.testcontainers.kafka.KafkaContainer;
 
 /**
  * Finds one real Kafka broker per test JVM, in this order: {@code ONCE_TEST_KAFKA_BOOTSTRAP} when set; a
- * Testcontainers Kafka (KRaft) when a Docker engine answers; an in-process KRaft broker
- * ({@link EmbeddedKafkaKraftBroker}) otherwise. Tests create their own uniquely named topics.
+ * Testcontainers Kafka (KRaft) when a Docker engine answers; the PLAINTEXT listener of the in-process KRaft broker
+ * otherwise (the one {@link SecuredKafka} also serves, so a JVM runs one broker). Tests create their own uniquely
+ * named topics.
  */
 public final class TestKafka {
 
@@ -70,18 +70,9 @@ public final class TestKafka {
             log.info("Tests use Kafka at {} (testcontainers)", container.getBootstrapServers());
             return container.getBootstrapServers();
         }
-        EmbeddedKafkaKraftBroker broker = new EmbeddedKafkaKraftBroker(1, 1);
-        broker.brokerProperties(Map.of(
-                "auto.create.topics.enable", "false",
-                "log.flush.interval.messages", "1000000",
-                "group.initial.rebalance.delay.ms", "0",
-                "offsets.topic.replication.factor", "1",
-                "transaction.state.log.replication.factor", "1",
-                "transaction.state.log.min.isr", "1"));
-        broker.afterPropertiesSet();
-        Runtime.getRuntime().addShutdownHook(new Thread(broker::destroy, "embedded-kafka-stop"));
-        log.info("Tests use Kafka at {} (embedded KRaft)", broker.getBrokersAsString());
-        return broker.getBrokersAsString();
+        String embedded = KraftBroker.get().plaintextBootstrap();
+        log.info("Tests use Kafka at {} (embedded KRaft)", embedded);
+        return embedded;
     }
 
     /**
@@ -92,8 +83,13 @@ public final class TestKafka {
      * every partition proves each leader is online (asked again while a leader is not yet known).
      */
     public static void createTopic(String topic, int partitions) {
+        createTopic(bootstrapServers(), topic, partitions);
+    }
+
+    /** As {@link #createTopic(String, int)}, on the broker at {@code bootstrap} (which takes PLAINTEXT). */
+    static void createTopic(String bootstrap, String topic, int partitions) {
         Properties config = new Properties();
-        config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(config)) {
             try {
                 admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);

@@ -30,22 +30,31 @@ final class ServiceInstances implements AutoCloseable {
     }
 
     ConfigurableApplicationContext start() {
+        return start(List.of("spring.kafka.bootstrap-servers=" + TestKafka.bootstrapServers()));
+    }
+
+    /**
+     * An instance whose Kafka connection is {@code settings} ({@code key=value}, e.g. {@code spring.kafka.*}), and
+     * whatever else it should run with.
+     */
+    ConfigurableApplicationContext start(List<String> settings) {
+        List<String> arguments = new ArrayList<>(List.of(
+                "--server.port=0",
+                "--spring.jmx.enabled=false",
+                "--spring.datasource.url=" + db.jdbcUrl(),
+                "--spring.datasource.username=" + db.server().username(),
+                "--spring.datasource.password=" + db.server().password(),
+                "--once.reference.data-dir=" + dataDir,
+                "--once.reference.topic-partitions=3",
+                "--once.outbox.relay.topic-prefix=" + name,
+                "--once.outbox.relay.cdc.slot-name=" + name,
+                "--once.outbox.relay.cdc.publication-name=" + name,
+                "--once.outbox.relay.cdc.leader-poll=500ms",
+                "--once.dispatcher.group-id=" + name));
+        settings.forEach(setting -> arguments.add("--" + setting));
+        // command-line arguments: they outrank application.yaml, as a deployment's settings do
         ConfigurableApplicationContext context = new SpringApplicationBuilder(ReferenceServiceApplication.class)
-                // command-line arguments: they outrank application.yaml, as a deployment's settings do
-                .run(
-                        "--server.port=0",
-                        "--spring.jmx.enabled=false",
-                        "--spring.datasource.url=" + db.jdbcUrl(),
-                        "--spring.datasource.username=" + db.server().username(),
-                        "--spring.datasource.password=" + db.server().password(),
-                        "--spring.kafka.bootstrap-servers=" + TestKafka.bootstrapServers(),
-                        "--once.reference.data-dir=" + dataDir,
-                        "--once.reference.topic-partitions=3",
-                        "--once.outbox.relay.topic-prefix=" + name,
-                        "--once.outbox.relay.cdc.slot-name=" + name,
-                        "--once.outbox.relay.cdc.publication-name=" + name,
-                        "--once.outbox.relay.cdc.leader-poll=500ms",
-                        "--once.dispatcher.group-id=" + name);
+                .run(arguments.toArray(String[]::new));
         running.add(context);
         return context;
     }

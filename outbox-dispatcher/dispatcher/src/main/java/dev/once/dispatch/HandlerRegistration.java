@@ -5,9 +5,13 @@ import dev.once.idempotency.Route;
 /**
  * A handler registered for one event type and version under a key of its own; several handlers may subscribe to one
  * event type, and each is claimed separately.
+ *
+ * @param topic the topic its events are published to, when the registration declares it ({@link #onTopic}); the
+ *        dispatcher's autoconfiguration then refuses to start unless {@code once.dispatcher.topics} consumes it, since
+ *        a handler whose topic nobody consumes would never run. {@code null}: not declared, not checked
  */
 public record HandlerRegistration(String eventType, int eventVersion, String handlerKey, HandlerMode mode,
-                                  EventHandler handler) {
+                                  EventHandler handler, String topic) {
 
     public HandlerRegistration {
         if (eventType == null || eventType.isBlank() || handlerKey == null || handlerKey.isBlank() || eventVersion < 1) {
@@ -16,6 +20,15 @@ public record HandlerRegistration(String eventType, int eventVersion, String han
         if (mode == null || handler == null) {
             throw new IllegalArgumentException("mode and handler are required");
         }
+        if (topic != null && topic.isBlank()) {
+            throw new IllegalArgumentException("topic must not be blank; null leaves it undeclared");
+        }
+    }
+
+    /** A registration that does not declare its topic. */
+    public HandlerRegistration(String eventType, int eventVersion, String handlerKey, HandlerMode mode,
+                               EventHandler handler) {
+        this(eventType, eventVersion, handlerKey, mode, handler, null);
     }
 
     public static HandlerRegistration transactional(String eventType, int version, String handlerKey, EventHandler handler) {
@@ -29,6 +42,15 @@ public record HandlerRegistration(String eventType, int eventVersion, String han
     /** The key under which the handlers of one event type and version are looked up. */
     static String key(String eventType, int eventVersion) {
         return eventType + ":v" + eventVersion;
+    }
+
+    /**
+     * This registration, declaring that its events are published to {@code topic} (by default
+     * {@code <prefix>.<aggregate_type>}, e.g. {@code once.account}), so that a topic missing from
+     * {@code once.dispatcher.topics} stops the application at startup instead of leaving the handler idle.
+     */
+    public HandlerRegistration onTopic(String topic) {
+        return new HandlerRegistration(eventType, eventVersion, handlerKey, mode, handler, topic);
     }
 
     /** The claim's route: {@code <event_type>:v<event_version>:<handler_key>}. */

@@ -16,6 +16,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
 import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.event.ConsumerFailedToStartEvent;
+import org.springframework.kafka.event.ConsumerStoppedEvent;
 import org.springframework.kafka.listener.BatchMessageListener;
 import org.springframework.kafka.listener.ConcurrentMessageListenerContainer;
 import org.springframework.kafka.listener.ContainerProperties;
@@ -40,6 +42,9 @@ public final class KafkaEventDispatcher implements AutoCloseable {
 
     private final ConcurrentMessageListenerContainer<String, byte[]> container;
     private final DefaultKafkaProducerFactory<String, byte[]> dltProducer;
+    private final String groupId;
+    private final java.util.List<String> topics;
+    private volatile String stopped;
 
     /** Consumer threads per instance by default: one per instance keeps a partition's records in order cheaply. */
     public static final int CONCURRENCY = 1;
@@ -141,6 +146,37 @@ public final class KafkaEventDispatcher implements AutoCloseable {
         this.container = new ConcurrentMessageListenerContainer<>(consumers, properties);
         this.container.setConcurrency(concurrency);
         this.container.setCommonErrorHandler(errors);
+        this.container.setApplicationEventPublisher(this::consumerEvent);
+        this.groupId = groupId;
+        this.topics = java.util.List.of(topics);
+    }
+
+    /**
+     * Notes why a consumer stopped while the dispatcher should run. spring-kafka stops a consumer that Kafka refuses
+     * (an authentication or authorization failure: without {@code authExceptionRetryInterval} it does not retry, and
+     * so logs the failure once rather than once per retry); any other stop but a normal one is a fault too. The
+     * dispatcher stays down until restarted: the credentials are settings read at startup.
+     */
+    private void consumerEvent(Object event) {
+        if (event instanceof ConsumerStoppedEvent consumerStopped
+                && consumerStopped.getReason() != ConsumerStoppedEvent.Reason.NORMAL) {
+            stopped = consumerStopped.getReason() == ConsumerStoppedEvent.Reason.AUTH
+                    ? "Kafka refused the dispatcher's credentials: a consumer of group " + groupId + " stopped on an "
+                            + "authentication or authorization failure (spring-kafka's KafkaMessageListenerContainer "
+                            + "logged it); check spring.kafka.* security settings (security.protocol, sasl.mechanism, "
+                            + "sasl.jaas.config, the SSL trust store), and that the principal may READ " + topics
+                            + " and group " + groupId + "; then restart"
+                    : "a consumer of group " + groupId + " stopped (" + consumerStopped.getReason() + "); see the log, "
+                            + "then restart";
+        } else if (event instanceof ConsumerFailedToStartEvent) {
+            stopped = "a consumer of group " + groupId + " did not start within the container's consumer start "
+                    + "timeout; see the log, then restart";
+        }
+    }
+
+    /** The consumer group these consumers belong to. */
+    public String groupId() {
+        return groupId;
     }
 
     public void start() {
@@ -150,6 +186,14 @@ public final class KafkaEventDispatcher implements AutoCloseable {
     /** Whether the consumers are running (started and not closed). */
     public boolean isRunning() {
         return container.isRunning();
+    }
+
+    /**
+     * Why the dispatcher does not consume although it runs: a consumer stopped (above all because Kafka refused its
+     * credentials), with what to check; empty while every consumer runs.
+     */
+    public java.util.Optional<String> problem() {
+        return java.util.Optional.ofNullable(stopped);
     }
 
     /** How many consumers hold partitions right now (0 while a rebalance is under way or none are assigned). */

@@ -21,6 +21,17 @@ public interface EventTransport extends AutoCloseable {
      */
     Delivery send(List<OutboxMessage> messages);
 
+    /**
+     * Checks that the broker answers and accepts this transport's credentials, before anything needs sending: a relay
+     * calls it when it starts, so that its health is not UP while it could publish nothing. The default checks
+     * nothing.
+     *
+     * @throws TransportUnavailableException when the broker does not answer, or refuses (a
+     *         {@link KafkaRefusedException})
+     */
+    default void verify() {
+    }
+
     @Override
     void close();
 

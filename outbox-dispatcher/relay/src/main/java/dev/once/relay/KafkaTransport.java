@@ -4,9 +4,11 @@ import dev.once.wire.WireFormat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -20,6 +22,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -44,9 +47,12 @@ public final class KafkaTransport implements EventTransport {
     public static final Map<String, Object> REQUIRED = Map.of(ProducerConfig.ACKS_CONFIG, "all",
             ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
 
-    private final KafkaProducer<String, byte[]> producer;
+    private final Properties config;
     private final TopicRouter router;
     private final Duration ackTimeout;
+    private final KafkaProbe probe;
+    private KafkaProducer<String, byte[]> producer;
+    private boolean broken;
 
     /**
      * @param settings the application's producer properties: bootstrap servers at least, and security, SSL, SASL and
@@ -63,11 +69,45 @@ public final class KafkaTransport implements EventTransport {
         if (inFlight != null && Integer.parseInt(inFlight.toString()) > 5) {
             config.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5); // the most idempotence allows
         }
-        Properties properties = new Properties();
-        properties.putAll(config);
-        this.producer = new KafkaProducer<>(properties, new StringSerializer(), new ByteArraySerializer());
+        this.config = new Properties();
+        this.config.putAll(config);
+        this.producer = new KafkaProducer<>(this.config, new StringSerializer(), new ByteArraySerializer());
         this.router = router;
         this.ackTimeout = ackTimeout;
+        this.probe = new KafkaProbe(config, ackTimeout);
+    }
+
+    /**
+     * Asks Kafka whether it answers and accepts the relay's credentials, so that a relay with nothing to publish yet
+     * still learns (and its health says) that it could not.
+     *
+     * @throws KafkaRefusedException when Kafka refuses the credentials
+     * @throws TransportUnavailableException when Kafka does not answer within the ack timeout
+     */
+    @Override
+    public void verify() {
+        probe.verify();
+    }
+
+    /**
+     * The producer to send with. A producer that met an authentication failure or any other fatal error refuses every
+     * later send, so it is replaced: once the settings or the broker's ACLs are put right, the relay recovers without
+     * a restart.
+     */
+    private synchronized KafkaProducer<String, byte[]> producer() {
+        if (broken) {
+            KafkaProducer<String, byte[]> old = producer;
+            producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());
+            broken = false;
+            old.close(Duration.ZERO);
+        }
+        return producer;
+    }
+
+    private synchronized void replace(KafkaProducer<String, byte[]> failed) {
+        if (failed == producer) {
+            broken = true;
+        }
     }
 
     /**
@@ -89,15 +129,19 @@ public final class KafkaTransport implements EventTransport {
 
     @Override
     public Delivery send(List<OutboxMessage> messages) {
+        KafkaProducer<String, byte[]> producer = producer();
         Map<UUID, Future<RecordMetadata>> inFlight = new LinkedHashMap<>();
         Map<UUID, String> refused = new LinkedHashMap<>();
         Set<String> blocked = new HashSet<>();
+        Set<String> topics = new LinkedHashSet<>();
         for (OutboxMessage message : messages) {
             if (blocked.contains(message.aggregate())) {
                 continue; // an earlier event of this aggregate was refused: keep its order, send nothing after it
             }
-            Future<RecordMetadata> future = producer.send(toRecord(message));
-            String refusal = refusedAtOnce(future);
+            ProducerRecord<String, byte[]> record = toRecord(message);
+            topics.add(record.topic());
+            Future<RecordMetadata> future = sendOne(producer, record);
+            String refusal = refusedAtOnce(producer, future, record.topic());
             if (refusal != null) {
                 refused.put(message.id(), refusal);
                 blocked.add(message.aggregate());
@@ -114,11 +158,11 @@ public final class KafkaTransport implements EventTransport {
                 acknowledged.add(entry.getKey());
             } catch (ExecutionException e) {
                 if (!recordSpecific(e.getCause())) {
-                    throw new TransportUnavailableException("Kafka did not acknowledge: " + e.getCause().getMessage(), e.getCause());
+                    throw unavailable(producer, e.getCause(), topics);
                 }
                 refused.put(entry.getKey(), e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage());
             } catch (TimeoutException e) {
-                throw new TransportUnavailableException("Kafka did not acknowledge within " + ackTimeout, e);
+                throw explainTimeout(producer, topics, e);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new TransportUnavailableException("Interrupted while waiting for Kafka", e);
@@ -127,8 +171,37 @@ public final class KafkaTransport implements EventTransport {
         return new Delivery(acknowledged, refused);
     }
 
-    /** The reason Kafka refused the record before sending it (e.g. too large), or null. */
-    private static String refusedAtOnce(Future<RecordMetadata> future) {
+    /**
+     * Hands {@code record} to the producer. The producer throws rather than returning a failed future when it can
+     * send nothing at all (it is closed, or an earlier failure left it in a fatal state, as an authentication failure
+     * does an idempotent producer's): then it is replaced and the batch given up.
+     */
+    private Future<RecordMetadata> sendOne(KafkaProducer<String, byte[]> producer, ProducerRecord<String, byte[]> record) {
+        try {
+            return producer.send(record);
+        } catch (KafkaException | IllegalStateException e) {
+            if (recordSpecific(e)) {
+                return failedWith(e);
+            }
+            replace(producer);
+            throw unavailable(producer, e, List.of(record.topic()));
+        }
+    }
+
+    private static Future<RecordMetadata> failedWith(Throwable failure) {
+        java.util.concurrent.CompletableFuture<RecordMetadata> failed = new java.util.concurrent.CompletableFuture<>();
+        failed.completeExceptionally(failure);
+        return failed;
+    }
+
+    /**
+     * The reason Kafka refused the record before sending it (e.g. too large), or null while it is in flight.
+     *
+     * @throws TransportUnavailableException when it failed for a reason that is not this record's (no metadata
+     *         within max.block.ms, refused credentials): the whole batch is given up now (it stays pending) rather
+     *         than parked, or blocked on again for every record
+     */
+    private String refusedAtOnce(KafkaProducer<String, byte[]> producer, Future<RecordMetadata> future, String topic) {
         if (!future.isDone()) {
             return null;
         }
@@ -137,15 +210,45 @@ public final class KafkaTransport implements EventTransport {
             return null;
         } catch (ExecutionException e) {
             if (!recordSpecific(e.getCause())) {
-                // e.g. no metadata within max.block.ms, or an authorization error: not this record's fault, so give
-                // the whole batch up now (it stays pending) rather than park it or block again for every record
-                throw new TransportUnavailableException("Kafka unavailable: " + e.getCause().getMessage(), e.getCause());
+                throw unavailable(producer, e.getCause(), List.of(topic));
             }
             return e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return null;
         }
+    }
+
+    /**
+     * Why Kafka did not take a batch for {@code topics}, said so that an operator can act on it: refused credentials
+     * or rights ({@link KafkaRefusedException}, recognised by the failure's type; the producer is replaced, as such a
+     * failure leaves it unable to send), no answer, a missing topic ({@link KafkaProbe#explainTimeout}), or Kafka's
+     * own words.
+     */
+    private TransportUnavailableException unavailable(KafkaProducer<String, byte[]> producer, Throwable failure,
+                                                      Collection<String> topics) {
+        Throwable refusal = KafkaProbe.refusal(failure);
+        if (refusal != null) {
+            replace(producer);
+            return probe.refused(refusal);
+        }
+        if (failure instanceof org.apache.kafka.common.errors.TimeoutException) {
+            return explainTimeout(producer, topics, failure);
+        }
+        return new TransportUnavailableException("Kafka did not take the batch: " + failure, failure);
+    }
+
+    /**
+     * A missing topic is refused like credentials are: the producer is replaced too, since it would otherwise ask for
+     * the topic's metadata (and warn that it is unknown) every second for minutes after the batch was given up.
+     */
+    private TransportUnavailableException explainTimeout(KafkaProducer<String, byte[]> producer, Collection<String> topics,
+                                                       Throwable timedOut) {
+        TransportUnavailableException explained = probe.explainTimeout(topics, timedOut);
+        if (explained instanceof KafkaRefusedException) {
+            replace(producer);
+        }
+        return explained;
     }
 
     /**
@@ -176,8 +279,13 @@ public final class KafkaTransport implements EventTransport {
         return value.getBytes(StandardCharsets.UTF_8);
     }
 
+    /**
+     * Closes the producer, giving what it has in flight 5 s; a broken one at once (closing one that met an
+     * authorization failure gracefully makes Kafka's client log an error with a stack trace, as it tries to abort a
+     * transaction an idempotent producer does not have).
+     */
     @Override
-    public void close() {
-        producer.close(Duration.ofSeconds(5));
+    public synchronized void close() {
+        producer.close(broken ? Duration.ZERO : Duration.ofSeconds(5));
     }
 }

@@ -1,5 +1,6 @@
 package dev.once.relay;
 
+import dev.once.relay.internal.BackoffLog;
 import dev.once.relay.internal.OutboxLedger;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -27,7 +28,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * a fresh snapshot shows those rows gone. (That is why a single {@code FOR UPDATE SKIP LOCKED} statement cannot
  * promise order: it may skip an aggregate's early row and take a later one.) A transaction is held only while its
  * batch is being acknowledged, which the transport bounds; when Kafka is unavailable the batch rolls back and the
- * relay backs off exponentially. An aggregate with a parked event waits behind it.
+ * relay backs off exponentially (a minute when Kafka refuses it: {@link KafkaRefusedException}), saying why in one log
+ * line per reason and minute. An aggregate with a parked event waits behind it.
  */
 public final class PollingRelay implements OutboxRelay {
 
@@ -82,6 +84,13 @@ public final class PollingRelay implements OutboxRelay {
             LIMIT ?
             """;
 
+    /**
+     * The pause after Kafka refused the relay ({@link KafkaRefusedException}: its credentials, its rights, or a topic
+     * that does not exist): a configuration error, which lasts until someone changes the settings, the ACLs or the
+     * topics, so the relay asks about once a minute rather than every few seconds.
+     */
+    static final Duration REFUSED_PAUSE = Duration.ofMinutes(1);
+
     private static final Logger log = LoggerFactory.getLogger(PollingRelay.class);
 
     private final JdbcTemplate jdbc;
@@ -91,6 +100,8 @@ public final class PollingRelay implements OutboxRelay {
     private final RelayListener listener;
     private final OutboxLedger ledger;
     private final String name;
+    private final BackoffLog backoffLog;
+    private volatile boolean verified;
     private volatile RelayState state = new RelayState(RelayState.Status.STOPPED, "not started");
     private volatile boolean running;
     private final List<Thread> workers = new java.util.ArrayList<>();
@@ -105,6 +116,7 @@ public final class PollingRelay implements OutboxRelay {
         this.options = options;
         this.listener = listener;
         this.ledger = new OutboxLedger(jdbc, options);
+        this.backoffLog = new BackoffLog(log, "Polling relay " + name);
     }
 
     @Override
@@ -113,10 +125,13 @@ public final class PollingRelay implements OutboxRelay {
             return;
         }
         running = true;
-        state = new RelayState(RelayState.Status.RUNNING, "polling");
+        verified = false;
+        state = new RelayState(RelayState.Status.STARTING, "connecting to Kafka");
         stopped = new CountDownLatch(options.workers());
+        workers.clear();
         for (int i = 0; i < options.workers(); i++) {
-            Thread worker = new Thread(this::loop, "once-polling-relay-" + name + "-" + i);
+            boolean verifier = i == 0;
+            Thread worker = new Thread(() -> loop(verifier), "once-polling-relay-" + name + "-" + i);
             worker.setDaemon(true);
             worker.start();
             workers.add(worker);
@@ -148,16 +163,30 @@ public final class PollingRelay implements OutboxRelay {
         return taken == null ? 0 : taken;
     }
 
-    private void loop() {
+    /**
+     * One worker's loop. Before the first batch, the {@code verifier} asks Kafka whether it answers and accepts the
+     * relay's credentials ({@link EventTransport#verify}) while the others wait, so that a relay with nothing to
+     * publish does not look healthy when it could publish nothing.
+     */
+    private void loop(boolean verifier) {
         Duration backoff = Duration.ZERO;
         long nextCleanup = System.nanoTime();
         try {
             while (running) {
                 try {
+                    if (!verified) {
+                        if (!verifier) {
+                            LockSupport.parkNanos(options.idlePause().toNanos());
+                            continue;
+                        }
+                        transport.verify();
+                        verified = true;
+                    }
                     int taken = relayOnce();
                     backoff = Duration.ZERO;
                     if (state.status() != RelayState.Status.RUNNING) {
                         state = new RelayState(RelayState.Status.RUNNING, "polling");
+                        backoffLog.recovered();
                     }
                     if (System.nanoTime() >= nextCleanup) {
                         ledger.cleanup();
@@ -169,10 +198,12 @@ public final class PollingRelay implements OutboxRelay {
                 } catch (RuntimeException e) {
                     // Kafka or the database is unavailable (or a batch could not be read): keep the worker alive
                     backoff = OutboxLedger.nextBackoff(backoff, options);
+                    Duration pause = e instanceof KafkaRefusedException && REFUSED_PAUSE.compareTo(backoff) > 0
+                            ? REFUSED_PAUSE : backoff;
                     state = new RelayState(RelayState.Status.BACKING_OFF, e.getMessage());
-                    log.warn("Polling relay {} backs off {} ms: {}", name, backoff.toMillis(), e.getMessage());
-                    listener.unavailable(e, backoff);
-                    LockSupport.parkNanos(backoff.toNanos());
+                    backoffLog.backingOff(String.valueOf(e.getMessage()), pause);
+                    listener.unavailable(e, pause);
+                    pause(pause);
                 }
             }
             state = new RelayState(RelayState.Status.STOPPED, "stopped");
@@ -182,6 +213,14 @@ public final class PollingRelay implements OutboxRelay {
             listener.failed(e);
         } finally {
             stopped.countDown();
+        }
+    }
+
+    /** Waits {@code pause}, or less when the relay stops meanwhile: a pause may be a minute long. */
+    private void pause(Duration pause) {
+        long deadline = System.nanoTime() + pause.toNanos();
+        for (long left = pause.toNanos(); running && left > 0; left = deadline - System.nanoTime()) {
+            LockSupport.parkNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(100)));
         }
     }
 

@@ -35,6 +35,12 @@ class Handlers {
     static final String WELCOME_EMAIL = "welcome-email";
     static final String TASK_RUNNER = "task-runner";
 
+    /**
+     * The relay's topic prefix: each handler declares the topic its events arrive on, so that the application does
+     * not start if {@code once.dispatcher.topics} leaves one out.
+     */
+    static final String PREFIX = "${once.outbox.relay.topic-prefix:once}";
+
     static final String COUNT_ACCOUNT = """
             INSERT INTO account_count (tenant_id, accounts) VALUES (?, 1)
             ON CONFLICT (tenant_id) DO UPDATE SET accounts = account_count.accounts + 1
@@ -51,40 +57,40 @@ class Handlers {
             """;
 
     @Bean
-    HandlerRegistration accountProjection(JdbcTemplate jdbc) {
+    HandlerRegistration accountProjection(JdbcTemplate jdbc, @Value(PREFIX) String prefix) {
         return HandlerRegistration.transactional("AccountCreated", 1, ACCOUNT_PROJECTION, event -> {
             jdbc.update(COUNT_ACCOUNT, event.tenantId());
             jdbc.update(RECORD_EFFECT, ACCOUNT_PROJECTION, event.eventId(), event.tenantId());
-        });
+        }).onTopic(WireFormat.topic(prefix, "account"));
     }
 
     @Bean
-    HandlerRegistration welcomeEmail(JdbcTemplate jdbc, JsonMapper json) {
+    HandlerRegistration welcomeEmail(JdbcTemplate jdbc, JsonMapper json, @Value(PREFIX) String prefix) {
         return HandlerRegistration.leased("AccountCreated", 1, WELCOME_EMAIL, event -> {
             JsonNode account = json.readTree(event.payloadJson());
             jdbc.update(SEND_EMAIL, event.derivedKey(), event.eventId(), event.tenantId(),
                     account.path("email").asString(), "Welcome, " + account.path("name").asString());
-        });
+        }).onTopic(WireFormat.topic(prefix, "account"));
     }
 
     @Bean
-    HandlerRegistration taskRunner(JdbcTemplate jdbc, JsonMapper json) {
+    HandlerRegistration taskRunner(JdbcTemplate jdbc, JsonMapper json, @Value(PREFIX) String prefix) {
         return HandlerRegistration.transactional("TaskSubmitted", 1, TASK_RUNNER, event -> {
             JsonNode task = json.readTree(event.payloadJson());
             String result = json.writeValueAsString(Map.of(
                     "ran", task.path("type").asString(), "params", task.path("params").size(), "by", TASK_RUNNER));
             jdbc.update(FINISH_TASK, result, task.path("task_id").asString(), event.tenantId());
             jdbc.update(RECORD_EFFECT, TASK_RUNNER, event.eventId(), event.tenantId());
-        });
+        }).onTopic(WireFormat.topic(prefix, "task"));
     }
 
     /** The relay's topics ({@code <prefix>.<aggregate_type>}) and the dispatcher's dead-letter topics. */
     @Bean
     KafkaAdmin.NewTopics onceTopics(ReferenceProperties properties,
-                                    @Value("${once.outbox.relay.topic-prefix:once}") String prefix) {
+                                    @Value(PREFIX) String prefix) {
         List<NewTopic> topics = new ArrayList<>();
         for (String aggregate : List.of("account", "file", "task")) {
-            String topic = prefix + "." + aggregate;
+            String topic = WireFormat.topic(prefix, aggregate);
             topics.add(TopicBuilder.name(topic).partitions(properties.topicPartitions())
                     .replicas(properties.topicReplicas()).build());
             topics.add(TopicBuilder.name(topic + WireFormat.DEAD_LETTER_SUFFIX).partitions(1)

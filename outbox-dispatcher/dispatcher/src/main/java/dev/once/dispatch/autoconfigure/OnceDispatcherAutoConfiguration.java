@@ -10,6 +10,7 @@ import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.IdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.springframework.beans.factory.ObjectProvider;
@@ -57,8 +58,28 @@ public class OnceDispatcherAutoConfiguration {
     EventDispatcher onceEventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions,
                                         ObjectProvider<HandlerRegistration> handlers, DispatchListener listener,
                                         OnceDispatcherProperties properties) {
-        return new EventDispatcher(store, transactions, handlers.orderedStream().toList(),
+        List<HandlerRegistration> registrations = handlers.orderedStream().toList();
+        checkDeclaredTopics(registrations, properties.getTopics());
+        return new EventDispatcher(store, transactions, registrations,
                 properties.toClaimPolicy(), listener);
+    }
+
+    /**
+     * A handler that declares its topic ({@link HandlerRegistration#onTopic}) runs only if the dispatcher consumes
+     * that topic: one whose topic is not among {@code once.dispatcher.topics} would never run, and nothing would say
+     * so. (A registration that declares no topic cannot be checked: the event type does not name its topic.)
+     */
+    static void checkDeclaredTopics(List<HandlerRegistration> registrations, List<String> topics) {
+        List<String> unconsumed = registrations.stream()
+                .filter(r -> r.topic() != null && !topics.contains(r.topic()))
+                .map(r -> r.handlerKey() + " (" + r.eventType() + " v" + r.eventVersion() + ", on " + r.topic() + ")")
+                .toList();
+        if (!unconsumed.isEmpty()) {
+            throw new OnceConfigurationException("Handlers are registered for topics the dispatcher does not consume: "
+                    + String.join(", ", unconsumed) + "; once.dispatcher.topics is "
+                    + (topics.isEmpty() ? "empty, so no consumer runs" : topics),
+                    "Add their topics to once.dispatcher.topics, or correct the topic the registration declares");
+        }
     }
 
     /**
@@ -73,12 +94,7 @@ public class OnceDispatcherAutoConfiguration {
                                                   ObjectProvider<MeterRegistry> registries,
                                                   ObjectProvider<ConsumerFactory<?, ?>> consumers,
                                                   ObjectProvider<ProducerFactory<?, ?>> producers,
-                                                  ObjectProvider<KafkaAdmin> admins, Environment environment) {
-        KafkaAdmin admin = admins.getIfAvailable();
-        if (admin != null) {
-            TopicRetention.check(admin.getConfigurationProperties(), properties.getTopics(),
-                    properties.getClaimRetention(), properties.getRetentionCheck());
-        }
+                                                  Environment environment) {
         Map<String, Object> consumer = new HashMap<>(consumers.getObject().getConfigurationProperties());
         consumer.putAll(properties.getConsumer());
         Map<String, Object> producer = new HashMap<>(producers.getObject().getConfigurationProperties());
@@ -110,15 +126,33 @@ public class OnceDispatcherAutoConfiguration {
         return application + ".once";
     }
 
+    /**
+     * Starts the consumers once every singleton exists, so after Spring Boot's {@code KafkaAdmin} has created the
+     * application's {@code NewTopic}s: first, unless {@code once.dispatcher.check-topics=false}, it checks that the
+     * consumed topics and their dead-letter topics exist ({@link TopicCheck}), then that the handlers' claims outlive
+     * the topics' retention ({@link TopicRetention}, {@code once.dispatcher.retention-check}), with an admin client
+     * built from {@code KafkaAdmin}'s settings (the consumers' when there is no {@code KafkaAdmin}).
+     */
     @Bean
     @ConditionalOnBean(KafkaEventDispatcher.class)
     @ConditionalOnMissingBean(name = "onceKafkaEventDispatcherLifecycle")
-    SmartLifecycle onceKafkaEventDispatcherLifecycle(KafkaEventDispatcher consumers) {
+    SmartLifecycle onceKafkaEventDispatcherLifecycle(KafkaEventDispatcher consumers, OnceDispatcherProperties properties,
+                                                     ObjectProvider<KafkaAdmin> admins,
+                                                     ObjectProvider<ConsumerFactory<?, ?>> consumerFactories) {
         return new SmartLifecycle() {
             private volatile boolean running;
 
             @Override
             public void start() {
+                KafkaAdmin admin = admins.getIfAvailable();
+                Map<String, Object> settings = admin != null ? admin.getConfigurationProperties()
+                        : consumerFactories.getObject().getConfigurationProperties();
+                TopicCheck check = new TopicCheck(settings);
+                if (properties.isCheckTopics() && !properties.getTopics().isEmpty()) {
+                    check.verify(properties.getTopics());
+                }
+                TopicRetention.check(check.adminSettings(), properties.getTopics(), properties.getClaimRetention(),
+                        properties.getRetentionCheck());
                 consumers.start();
                 running = true;
             }
@@ -136,7 +170,10 @@ public class OnceDispatcherAutoConfiguration {
         };
     }
 
-    /** {@code /actuator/health} shows the dispatcher: up while its consumers run, down once they stopped. */
+    /**
+     * {@code /actuator/health} shows the dispatcher: up while its consumers run; down once they stopped, or when one
+     * of them stopped on its own (Kafka refused its credentials), with the reason.
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(HealthIndicator.class)
     @ConditionalOnProperty(prefix = "once.dispatcher", name = "topics") // as the consumers themselves
@@ -145,10 +182,16 @@ public class OnceDispatcherAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean(name = "onceDispatcherHealthIndicator")
         HealthIndicator onceDispatcherHealthIndicator(KafkaEventDispatcher consumers, OnceDispatcherProperties properties) {
-            return () -> (consumers.isRunning() ? Health.up() : Health.down())
-                    .withDetail("group", properties.getGroupId())
-                    .withDetail("topics", properties.getTopics())
-                    .withDetail("assigned-consumers", consumers.assignedConsumers()).build();
+            return () -> {
+                java.util.Optional<String> problem = consumers.problem()
+                        .or(() -> consumers.isRunning() ? java.util.Optional.empty()
+                                : java.util.Optional.of("the consumers are not running"));
+                Health.Builder health = problem.isEmpty() ? Health.up() : Health.down();
+                problem.ifPresent(reason -> health.withDetail("reason", reason));
+                return health.withDetail("group", consumers.groupId())
+                        .withDetail("topics", properties.getTopics())
+                        .withDetail("assigned-consumers", consumers.assignedConsumers()).build();
+            };
         }
     }
 }

@@ -28,6 +28,13 @@ public class OnceDispatcherProperties {
     /** Topics to consume, e.g. once.account. */
     private List<String> topics = new ArrayList<>();
 
+    /**
+     * Whether the consumers start only after checking that every topic and its dead-letter topic
+     * ({@code <topic>.dlt}) exist, and that Kafka answers and accepts the application's credentials; a failed check
+     * stops the application with what to fix.
+     */
+    private boolean checkTopics = true;
+
     /** Consumer threads per instance. */
     private int concurrency = dev.once.dispatch.KafkaEventDispatcher.CONCURRENCY;
 
@@ -113,6 +120,14 @@ public class OnceDispatcherProperties {
                     + "raise once.dispatcher.claim-retention (Kafka keeps records 7 days by default)");
         }
         return dev.once.idempotency.ClaimPolicy.custom().lease(lease).ttl(claimRetention).build();
+    }
+
+    public boolean isCheckTopics() {
+        return checkTopics;
+    }
+
+    public void setCheckTopics(boolean checkTopics) {
+        this.checkTopics = checkTopics;
     }
 
     public boolean isEnabled() {

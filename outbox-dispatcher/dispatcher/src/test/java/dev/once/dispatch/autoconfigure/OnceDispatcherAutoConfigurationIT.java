@@ -8,6 +8,7 @@ import dev.once.dispatch.EventDispatcher;
 import dev.once.dispatch.HandlerRegistration;
 import dev.once.dispatch.KafkaEventDispatcher;
 import dev.once.idempotency.IdempotencyStore;
+import dev.once.test.SecuredKafka;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
 import dev.once.wire.WireFormat;
@@ -16,18 +17,26 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
-import java.util.Properties;
+import java.util.Map;
 import java.util.UUID;
 import javax.sql.DataSource;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -82,20 +91,62 @@ class OnceDispatcherAutoConfigurationIT {
         });
     }
 
+    @Test
+    void over_sasl_with_credentials_in_spring_kafka_only_it_handles_events_and_dead_letters_the_unhandleable() {
+        String topic = "sasl" + UUID.randomUUID().toString().substring(0, 6) + ".order";
+        SecuredKafka.createTopic(topic, 1);
+        SecuredKafka.createTopic(WireFormat.deadLetterTopic(topic), 1);
+        new JdbcTemplate(db.dataSource()).execute("CREATE TABLE IF NOT EXISTS effect (event_id uuid NOT NULL)");
+        UUID handled = UUID.randomUUID();
+        UUID unhandleable = UUID.randomUUID();
+        Map<String, Object> sasl = SecuredKafka.saslClientProperties(SecuredKafka.USER, SecuredKafka.PASSWORD);
+        publish(sasl, List.of(event(topic, handled, "OrderPlaced"), event(topic, unhandleable, "OrderVanished")));
+
+        runner().withPropertyValues("once.dispatcher.topics=" + topic, "once.dispatcher.group-id=g-" + topic)
+                .withPropertyValues(SecuredKafka.springSasl(SecuredKafka.USER, SecuredKafka.PASSWORD).toArray(String[]::new))
+                .run(context -> {
+                    JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+                    await().atMost(Duration.ofSeconds(60)).until(() -> jdbc.queryForObject(
+                            "SELECT count(*) FROM effect WHERE event_id = ?", Long.class, handled) == 1);
+                    assertThat(deadLetterIds(sasl, WireFormat.deadLetterTopic(topic))).containsExactly(unhandleable.toString());
+                    Health health = context.getBean("onceDispatcherHealthIndicator", HealthIndicator.class).health();
+                    assertThat(health.getStatus()).isEqualTo(Status.UP);
+                });
+    }
+
+    /** The event ids of the first record on {@code topic}, read over {@code client}'s connection. */
+    private static List<String> deadLetterIds(Map<String, Object> client, String topic) {
+        Map<String, Object> config = new HashMap<>(client);
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, "check-" + UUID.randomUUID());
+        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        List<String> ids = new ArrayList<>();
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(config, new StringDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                consumer.poll(Duration.ofMillis(200)).forEach(record -> ids.add(
+                        new String(record.headers().lastHeader(WireFormat.EVENT_ID).value(), StandardCharsets.UTF_8)));
+                return !ids.isEmpty();
+            });
+        }
+        return ids;
+    }
+
     private static void publishTwice(String topic, UUID id) {
-        Properties config = new Properties();
-        config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
-        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
-            List<ProducerRecord<String, byte[]>> records = new ArrayList<>();
-            for (int i = 0; i < 2; i++) {
-                ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "o-1", "{}".getBytes(StandardCharsets.UTF_8));
-                for (String[] h : new String[][] {{WireFormat.EVENT_ID, id.toString()}, {WireFormat.TENANT_ID, "acme"},
-                        {WireFormat.ACTOR_ID, "alice"}, {WireFormat.EVENT_TYPE, "OrderPlaced"},
-                        {WireFormat.EVENT_VERSION, "1"}}) {
-                    record.headers().add(h[0], h[1].getBytes(StandardCharsets.UTF_8));
-                }
-                records.add(record);
-            }
+        publish(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers()),
+                List.of(event(topic, id, "OrderPlaced"), event(topic, id, "OrderPlaced")));
+    }
+
+    private static ProducerRecord<String, byte[]> event(String topic, UUID id, String type) {
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "o-1", "{}".getBytes(StandardCharsets.UTF_8));
+        for (String[] h : new String[][] {{WireFormat.EVENT_ID, id.toString()}, {WireFormat.TENANT_ID, "acme"},
+                {WireFormat.ACTOR_ID, "alice"}, {WireFormat.EVENT_TYPE, type}, {WireFormat.EVENT_VERSION, "1"}}) {
+            record.headers().add(h[0], h[1].getBytes(StandardCharsets.UTF_8));
+        }
+        return record;
+    }
+
+    private static void publish(Map<String, Object> client, List<ProducerRecord<String, byte[]>> records) {
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(client, new StringSerializer(), new ByteArraySerializer())) {
             TestKafka.sendAll(producer, records);
         }
     }

@@ -36,6 +36,9 @@ final class RelayHealthIndicator implements HealthIndicator {
         health.withDetail("state", state.status().name()).withDetail("detail", String.valueOf(state.detail()))
                 .withDetail("pending", status.pending()).withDetail("parked", status.parkedCount())
                 .withDetail("oldest-pending-age", oldest.toString());
+        if (!up && !behind) {
+            health.withDetail("reason", String.valueOf(state.detail())); // e.g. Kafka refused the relay's credentials
+        }
         if (behind) {
             health.withDetail("reason", "the oldest pending event is " + oldest.toSeconds() + " s old, more than "
                     + "once.outbox.relay.max-pending-age (" + maxPendingAge.toSeconds() + " s)");

@@ -10,22 +10,30 @@ import dev.once.outbox.OutboxOperations;
 import dev.once.relay.OutboxRelay;
 import dev.once.relay.PollingRelay;
 import dev.once.relay.TopicRouter;
+import dev.once.test.SecuredKafka;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
@@ -109,9 +117,94 @@ class OnceRelayAutoConfigurationIT {
     }
 
     @Test
+    void the_relay_publishes_over_sasl_with_credentials_in_spring_kafka_only() {
+        String prefix = "sasl" + UUID.randomUUID().toString().substring(0, 6);
+        SecuredKafka.createTopic(prefix + ".order", 1);
+        insertOrders(prefix, 5);
+
+        securedRunner(prefix, SecuredKafka.springSasl(SecuredKafka.USER, SecuredKafka.PASSWORD)).run(context -> {
+            await().atMost(Duration.ofSeconds(30)).until(() -> pendingOf(prefix) == 0);
+            assertThat(keysOn(prefix + ".order", 5)).containsExactlyInAnyOrder(orderIds(prefix, 5));
+            assertThat(context.getBean("onceOutboxRelayHealthIndicator", HealthIndicator.class).health().getStatus())
+                    .isEqualTo(Status.UP);
+        });
+    }
+
+    @Test
     void without_the_cdc_module_the_default_relay_is_the_polling_relay() {
         runner("default").withPropertyValues("once.outbox.relay.mode=").run(context ->
                 assertThat(context.getBean(OutboxRelay.class)).isInstanceOf(PollingRelay.class));
+    }
+
+    @Test
+    void the_relay_publishes_over_tls_trusting_the_broker_through_spring_kafka_ssl_only() {
+        String prefix = "tls" + UUID.randomUUID().toString().substring(0, 6);
+        SecuredKafka.createTopic(prefix + ".order", 1);
+        insertOrders(prefix, 5);
+
+        securedRunner(prefix, SecuredKafka.springTls()).run(context -> {
+            await().atMost(Duration.ofSeconds(30)).until(() -> pendingOf(prefix) == 0);
+            assertThat(keysOn(prefix + ".order", 5)).containsExactlyInAnyOrder(orderIds(prefix, 5));
+        });
+    }
+
+    @Test
+    void the_relay_publishes_over_tls_trusting_the_broker_through_a_spring_ssl_bundle() {
+        String prefix = "bundle" + UUID.randomUUID().toString().substring(0, 6);
+        SecuredKafka.createTopic(prefix + ".order", 1);
+        insertOrders(prefix, 3);
+
+        securedRunner(prefix, SecuredKafka.springTlsBundle("kafka"))
+                .withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class)).run(context -> {
+                    await().atMost(Duration.ofSeconds(30)).until(() -> pendingOf(prefix) == 0);
+                    assertThat(keysOn(prefix + ".order", 3)).containsExactlyInAnyOrder(orderIds(prefix, 3));
+                });
+    }
+
+    /** A relay whose Kafka settings are {@code kafka} alone: no bootstrap address of the plain test broker. */
+    private ApplicationContextRunner securedRunner(String prefix, List<String> kafka) {
+        DataSource shared = new DelegatingDataSource(db.dataSource());
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, OnceStoreAutoConfiguration.class,
+                        OnceRelayAutoConfiguration.class))
+                .withBean(DataSource.class, () -> shared)
+                .withPropertyValues("once.outbox.relay.mode=polling", "once.outbox.relay.topic-prefix=" + prefix)
+                .withPropertyValues(kafka.toArray(String[]::new));
+    }
+
+    /** Orders {@code <prefix>-1..n}, each its own aggregate, tagged with the prefix so tests tell theirs apart. */
+    private static void insertOrders(String prefix, int count) {
+        new JdbcTemplate(db.dataSource()).update("""
+                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload)
+                SELECT gen_random_uuid(), 'acme', 'alice', 'order', ? || '-' || n, 'OrderPlaced', 1, convert_to('{}', 'UTF8')
+                FROM generate_series(1, ?) AS n
+                """, prefix, count);
+    }
+
+    private static String[] orderIds(String prefix, int count) {
+        return java.util.stream.IntStream.rangeClosed(1, count).mapToObj(n -> prefix + "-" + n).toArray(String[]::new);
+    }
+
+    private static long pendingOf(String prefix) {
+        return new JdbcTemplate(db.dataSource()).queryForObject(
+                "SELECT count(*) FROM outbox_event WHERE aggregate_id LIKE ? AND published_at IS NULL", Long.class,
+                prefix + "-%");
+    }
+
+    /** The keys of the first {@code count} records on {@code topic}, read as the relay's user over SASL. */
+    private static List<String> keysOn(String topic, int count) {
+        Map<String, Object> config = new HashMap<>(SecuredKafka.saslClientProperties(SecuredKafka.USER, SecuredKafka.PASSWORD));
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, "check-" + UUID.randomUUID());
+        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        List<String> keys = new ArrayList<>();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(config, new StringDeserializer(), new StringDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                consumer.poll(Duration.ofMillis(200)).forEach(record -> keys.add(record.key()));
+                return keys.size() >= count;
+            });
+        }
+        return keys;
     }
 
     @Test
