@@ -1,5 +1,6 @@
 package dev.once.idempotency;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import javax.sql.DataSource;
@@ -21,9 +22,27 @@ public interface HandlerClaims {
     /** Lets handler {@code handlerKey} run again for event {@code eventId}; returns how many claims were failed. */
     int retry(String eventId, String handlerKey);
 
+    /**
+     * Each handler's claims, by route: how many still protect against a redelivery (and of those, how many failed or
+     * are being handled, the oldest, and when the first one expires), how many have lapsed and wait for the service's
+     * retention sweep, and the claim retention the newest was given ({@code once.dispatcher.claim-retention} when it
+     * was claimed), for one handler key or all ({@code null}). Reads every handler claim: an operator's query.
+     */
+    List<HandlerRetention> retention(String handlerKey);
+
     /** A failed handler claim. */
     public record FailedHandler(String tenantId, String actorId, String route, String eventId, long attempts,
                                 Instant failedAt, String reason) {
+
+        /** The handler key: the route's last part. */
+        public String handlerKey() {
+            return route.substring(route.lastIndexOf(':') + 1);
+        }
+    }
+
+    /** One handler's claims (route {@code <event_type>:v<version>:<handler_key>}), as {@link #retention} reads them. */
+    public record HandlerRetention(String route, long claims, long lapsed, long failed, long processing, Instant oldestClaim,
+                                   Instant firstExpiry, Duration retention) {
 
         /** The handler key: the route's last part. */
         public String handlerKey() {

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.once.idempotency.IdempotencyDefaults;
 import dev.once.idempotency.IdempotencyStoreOptions;
+import dev.once.retention.RetentionOptions;
+import dev.once.retention.RetentionRule;
 import org.junit.jupiter.api.Test;
 
 class OnceStorePropertiesTest {
@@ -15,6 +17,15 @@ class OnceStorePropertiesTest {
         assertThat(properties.toStoreOptions()).isEqualTo(IdempotencyStoreOptions.ofDefaults());
         assertThat(properties.isPipelinedCommit()).isEqualTo(IdempotencyDefaults.PIPELINED_COMMIT);
         assertThat(properties.isMigrate()).isEqualTo(IdempotencyDefaults.MIGRATE);
+        assertThat(properties.isEnabled()).isTrue();
+    }
+
+    @Test
+    void retention_property_defaults_are_the_library_constants() {
+        OnceRetentionProperties properties = new OnceRetentionProperties();
+
+        assertThat(properties.toOptions()).isEqualTo(RetentionOptions.ofDefaults());
+        assertThat(properties.getGrace()).isEqualTo(RetentionRule.GRACE);
         assertThat(properties.isEnabled()).isTrue();
     }
 }

@@ -2,6 +2,7 @@ package dev.once.cli;
 
 import dev.once.idempotency.HandlerClaims;
 import java.io.PrintWriter;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,10 +15,56 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** {@code core dispatch …}: the Kafka handlers' failed claims. */
-@Command(name = "dispatch", description = "Inspect and retry failed Kafka handlers.",
-        subcommands = {DispatchCommands.Failed.class, DispatchCommands.Retry.class})
+/** {@code core dispatch …}: the Kafka handlers' claims, their retention, and failed ones. */
+@Command(name = "dispatch", description = "Inspect and retry Kafka handlers' claims.",
+        subcommands = {DispatchCommands.Claims.class, DispatchCommands.Failed.class, DispatchCommands.Retry.class})
 final class DispatchCommands {
+
+    @Command(name = "claims", description = "Each handler's claims: how many still skip a redelivery, until when, and "
+            + "the claim retention they were given. Lapsed claims wait for the service's retention sweep.")
+    static final class Claims implements Callable<Integer> {
+        @Mixin Connection connection;
+        @Spec CommandSpec spec;
+
+        @Option(names = "--handler-key", description = "Only this handler")
+        String handlerKey;
+
+        @Option(names = "--json", description = "Print JSON")
+        boolean json;
+
+        @Override
+        public Integer call() {
+            List<HandlerClaims.HandlerRetention> handlers = HandlerClaims.create(connection.open()).retention(handlerKey);
+            PrintWriter out = spec.commandLine().getOut();
+            if (json) {
+                Output.json(out, handlers.stream().map(h -> {
+                    Map<String, Object> m = new LinkedHashMap<>();
+                    m.put("route", h.route());
+                    m.put("handler_key", h.handlerKey());
+                    m.put("claims", h.claims());
+                    m.put("failed", h.failed());
+                    m.put("processing", h.processing());
+                    m.put("lapsed", h.lapsed());
+                    m.put("oldest_claim", h.oldestClaim() == null ? null : h.oldestClaim().toString());
+                    m.put("first_expiry", h.firstExpiry() == null ? null : h.firstExpiry().toString());
+                    m.put("claim_retention", h.retention().toString());
+                    return m;
+                }).toList());
+            } else if (handlers.isEmpty()) {
+                out.println("no handler claims");
+            } else {
+                Output.table(out, List.of("HANDLER", "CLAIMS", "FAILED", "LAPSED", "RETENTION", "OLDEST CLAIM", "FIRST EXPIRY"),
+                        handlers.stream().map(h -> List.of(h.route(), String.valueOf(h.claims()), String.valueOf(h.failed()),
+                                String.valueOf(h.lapsed()), h.retention().toString(), text(h.oldestClaim()),
+                                text(h.firstExpiry()))).toList());
+            }
+            return 0;
+        }
+
+        private static String text(Instant instant) {
+            return instant == null ? "-" : instant.toString();
+        }
+    }
 
     @Command(name = "failed", description = "Failed handler claims, newest first.")
     static final class Failed implements Callable<Integer> {

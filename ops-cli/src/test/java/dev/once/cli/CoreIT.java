@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.ClaimResult;
-import dev.once.idempotency.IdempotencyScope;
 import dev.once.idempotency.IdempotencyOperations;
+import dev.once.idempotency.IdempotencyScope;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.idempotency.Route;
@@ -23,6 +23,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.json.JsonMapper;
 
 /** The core command against a real PostgreSQL seeded through the store's own API. */
 class CoreIT {
@@ -310,6 +312,39 @@ class CoreIT {
         assertThat(status(eventId)).isEqualTo("expired");
         assertThat(store.claim(IdempotencyScope.of("acme", "alice", Route.of("OrderPlaced:v1:projection"), eventId),
                 "v1:payload", ClaimPolicy.ofDefaults())).isInstanceOf(ClaimResult.Claimed.class);
+    }
+
+    @Test
+    void handler_claims_outlive_expire_and_purge_until_their_own_retention_and_dispatch_claims_shows_it() {
+        Route handler = Route.of("OrderShipped:v2:ledger-" + UUID.randomUUID().toString().substring(0, 8));
+        String eventId = UUID.randomUUID().toString();
+        ClaimResult.Claimed claimed = (ClaimResult.Claimed) store.claim(IdempotencyScope.of("acme", "alice", handler, eventId),
+                "v1:payload", ClaimPolicy.custom().ttl(Duration.ofDays(7)).build());
+        store.markSucceeded(claimed.token(), StoredResponse.of(200, null, new byte[0]));
+        String request = "k-" + UUID.randomUUID();
+        store.markSucceeded(claim(request, ClaimPolicy.custom().lease(Duration.ofMillis(10)).ttl(Duration.ofMillis(50)).build())
+                .token(), StoredResponse.of(200, null, new byte[0]));
+        await().atMost(Duration.ofSeconds(10)).until(() -> IdempotencyOperations.create(db.dataSource()).countExpirable() >= 1);
+
+        assertThat(raw(concat(new String[] {"idempotency", "expire", "--yes"}, connectionArgs())).exit()).isZero();
+        assertThat(raw(concat(new String[] {"idempotency", "purge", "--older-than", "0s", "--yes"}, connectionArgs())).exit())
+                .isZero();
+        String key = handler.value().substring(handler.value().lastIndexOf(':') + 1);
+        CoreRun claims = raw(concat(new String[] {"dispatch", "claims", "--handler-key", key, "--json"}, connectionArgs()));
+        CoreRun human = raw(concat(new String[] {"dispatch", "claims", "--handler-key", key}, connectionArgs()));
+
+        assertThat(new JdbcTemplate(db.dataSource()).queryForObject("SELECT count(*) FROM idempotency_record "
+                + "WHERE idempotency_key = ?", Long.class, request)).as("the request record is gone").isZero();
+        assertThat(status(eventId)).as("the handler's claim is kept").isEqualTo("succeeded");
+        assertThat(claims.exit()).as(claims.err()).isZero();
+        List<Map<String, Object>> rows = JsonMapper.builder().build().readValue(claims.out(), new TypeReference<>() { });
+        assertThat(rows).singleElement().satisfies(row -> {
+            assertThat(row.keySet()).containsExactly("route", "handler_key", "claims", "failed", "processing", "lapsed",
+                    "oldest_claim", "first_expiry", "claim_retention");
+            assertThat(row).containsEntry("route", handler.value()).containsEntry("handler_key", key)
+                    .containsEntry("claims", 1).containsEntry("lapsed", 0).containsEntry("claim_retention", "PT168H");
+        });
+        assertThat(human.out()).contains("RETENTION").contains(handler.value()).contains("PT168H");
     }
 
     private static String[] connectionArgs() {

@@ -170,7 +170,6 @@ public final class PollingRelay implements OutboxRelay {
      */
     private void loop(boolean verifier) {
         Duration backoff = Duration.ZERO;
-        long nextCleanup = System.nanoTime();
         try {
             while (running) {
                 try {
@@ -187,10 +186,6 @@ public final class PollingRelay implements OutboxRelay {
                     if (state.status() != RelayState.Status.RUNNING) {
                         state = new RelayState(RelayState.Status.RUNNING, "polling");
                         backoffLog.recovered();
-                    }
-                    if (System.nanoTime() >= nextCleanup) {
-                        ledger.cleanup();
-                        nextCleanup = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
                     }
                     if (taken == 0) {
                         LockSupport.parkNanos(options.idlePause().toNanos());

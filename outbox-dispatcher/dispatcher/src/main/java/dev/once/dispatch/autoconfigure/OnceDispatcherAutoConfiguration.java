@@ -6,8 +6,8 @@ import dev.once.dispatch.DispatchListener;
 import dev.once.dispatch.EventDispatcher;
 import dev.once.dispatch.HandlerRegistration;
 import dev.once.dispatch.KafkaEventDispatcher;
-import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.IdempotencyStore;
+import dev.once.internal.RunningLifecycle;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.HashMap;
 import java.util.List;
@@ -139,35 +139,18 @@ public class OnceDispatcherAutoConfiguration {
     SmartLifecycle onceKafkaEventDispatcherLifecycle(KafkaEventDispatcher consumers, OnceDispatcherProperties properties,
                                                      ObjectProvider<KafkaAdmin> admins,
                                                      ObjectProvider<ConsumerFactory<?, ?>> consumerFactories) {
-        return new SmartLifecycle() {
-            private volatile boolean running;
-
-            @Override
-            public void start() {
-                KafkaAdmin admin = admins.getIfAvailable();
-                Map<String, Object> settings = admin != null ? admin.getConfigurationProperties()
-                        : consumerFactories.getObject().getConfigurationProperties();
-                TopicCheck check = new TopicCheck(settings);
-                if (properties.isCheckTopics() && !properties.getTopics().isEmpty()) {
-                    check.verify(properties.getTopics());
-                }
-                TopicRetention.check(check.adminSettings(), properties.getTopics(), properties.getClaimRetention(),
-                        properties.getRetentionCheck());
-                consumers.start();
-                running = true;
+        return RunningLifecycle.of(() -> {
+            KafkaAdmin admin = admins.getIfAvailable();
+            Map<String, Object> settings = admin != null ? admin.getConfigurationProperties()
+                    : consumerFactories.getObject().getConfigurationProperties();
+            TopicCheck check = new TopicCheck(settings);
+            if (properties.isCheckTopics() && !properties.getTopics().isEmpty()) {
+                check.verify(properties.getTopics());
             }
-
-            @Override
-            public void stop() {
-                consumers.close();
-                running = false;
-            }
-
-            @Override
-            public boolean isRunning() {
-                return running;
-            }
-        };
+            TopicRetention.check(check.adminSettings(), properties.getTopics(), properties.getClaimRetention(),
+                    properties.getRetentionCheck());
+            consumers.start();
+        }, consumers::close);
     }
 
     /**

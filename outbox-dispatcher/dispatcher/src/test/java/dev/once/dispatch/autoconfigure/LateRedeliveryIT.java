@@ -45,6 +45,8 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 
@@ -76,18 +78,30 @@ class LateRedeliveryIT {
                         OnceDispatcherAutoConfiguration.class))
                 .withBean(DataSource.class, () -> shared)
                 .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
-                .withBean("projection", HandlerRegistration.class, () -> HandlerRegistration.transactional("OrderPlaced", 1,
-                        "projection", event -> new JdbcTemplate(shared).update("INSERT INTO late_effect VALUES (?, ?)",
-                                event.eventId(), "projection")))
-                .withBean("broken", HandlerRegistration.class, () -> HandlerRegistration.transactional("OrderBroken", 1,
-                        "broken", event -> {
-                            new JdbcTemplate(shared).update("INSERT INTO late_effect VALUES (?, ?)", event.eventId(), "broken");
-                            throw new IllegalStateException("broken for good");
-                        }))
+                .withUserConfiguration(Handlers.class)
                 .withPropertyValues("spring.kafka.bootstrap-servers=" + TestKafka.bootstrapServers(),
                         "once.dispatcher.topics=" + topic, "once.dispatcher.group-id=" + group,
                         "once.dispatcher.claim-retention=" + claimRetention, "once.dispatcher.max-attempts=1",
                         "once.idempotency.ttl=1s");
+    }
+
+    /** The handlers write through the application's DataSource bean, so that their writes join the claim's transaction. */
+    @Configuration(proxyBeanMethods = false)
+    static class Handlers {
+
+        @Bean
+        HandlerRegistration projection(DataSource dataSource) {
+            return HandlerRegistration.transactional("OrderPlaced", 1, "projection",
+                    event -> new JdbcTemplate(dataSource).update("INSERT INTO late_effect VALUES (?, ?)", event.eventId(), "projection"));
+        }
+
+        @Bean
+        HandlerRegistration broken(DataSource dataSource) {
+            return HandlerRegistration.transactional("OrderBroken", 1, "broken", event -> {
+                new JdbcTemplate(dataSource).update("INSERT INTO late_effect VALUES (?, ?)", event.eventId(), "broken");
+                throw new IllegalStateException("broken for good");
+            });
+        }
     }
 
     @Test

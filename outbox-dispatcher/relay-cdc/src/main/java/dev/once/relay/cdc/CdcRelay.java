@@ -190,9 +190,7 @@ public final class CdcRelay implements OutboxRelay {
                         }
                     } else if (!leader) {
                         state = new RelayState(RelayState.Status.STANDBY, "another instance leads " + settings.slotName());
-                    } else if (lock.stillHeld() && engineFailure == null) {
-                        cleanupIfDue();
-                    } else {
+                    } else if (!lock.stillHeld() || engineFailure != null) {
                         Throwable failure = engineFailure;
                         stepDown(lock);
                         retry = nextRetry(retry);
@@ -274,20 +272,6 @@ public final class CdcRelay implements OutboxRelay {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             running = false;
-        }
-    }
-
-    private long nextCleanup = System.nanoTime();
-
-    /** The leader deletes published rows past the retention period, in bounded batches, every 10 seconds. */
-    private void cleanupIfDue() {
-        if (System.nanoTime() - nextCleanup >= 0) {
-            try {
-                ledger.cleanup();
-            } catch (RuntimeException e) {
-                log.warn("CDC relay {} retention cleanup failed: {}", name, e.toString());
-            }
-            nextCleanup = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.once.relay.autoconfigure;
 
 import dev.once.OnceConfigurationException;
+import dev.once.internal.RunningLifecycle;
 import dev.once.outbox.OutboxOperations;
 import dev.once.relay.EventTransport;
 import dev.once.relay.KafkaTransport;
@@ -8,6 +9,7 @@ import dev.once.relay.OutboxRelay;
 import dev.once.relay.PollingRelay;
 import dev.once.relay.RelayListener;
 import dev.once.relay.TopicRouter;
+import dev.once.retention.RetentionRule;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.HashMap;
 import java.util.Map;
@@ -74,6 +76,16 @@ public class OnceRelayAutoConfiguration {
         return settings;
     }
 
+    /**
+     * What the service's retention sweep deletes from {@code outbox_event}: published rows past
+     * {@code once.outbox.relay.retention} ({@code once.retention.*} says how and how often).
+     */
+    @Bean
+    @ConditionalOnMissingBean(name = "onceOutboxRetentionRule")
+    RetentionRule onceOutboxRetentionRule(OnceRelayProperties properties) {
+        return RetentionRule.publishedOutboxEvents(properties.getRetention());
+    }
+
     @Bean
     @ConditionalOnMissingBean
     RelayListener onceRelayListener(ObjectProvider<MeterRegistry> registries, OutboxOperations status) {
@@ -99,27 +111,10 @@ public class OnceRelayAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "onceOutboxRelayLifecycle")
     SmartLifecycle onceOutboxRelayLifecycle(OutboxRelay relay, EventTransport transport) {
-        return new SmartLifecycle() {
-            private volatile boolean running;
-
-            @Override
-            public void start() {
-                relay.start();
-                running = true;
-            }
-
-            @Override
-            public void stop() {
-                relay.close();
-                transport.close();
-                running = false;
-            }
-
-            @Override
-            public boolean isRunning() {
-                return running;
-            }
-        };
+        return RunningLifecycle.of(relay::start, () -> {
+            relay.close();
+            transport.close();
+        });
     }
 
     /** {@code /actuator/health} shows the relay as it is ({@link RelayHealthIndicator}). */

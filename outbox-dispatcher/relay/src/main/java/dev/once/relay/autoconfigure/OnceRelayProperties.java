@@ -46,7 +46,10 @@ public class OnceRelayProperties {
     /** Batches the polling relay works on at once, each on aggregates of its own. */
     private int workers = RelayOptions.WORKERS;
 
-    /** How long published rows are kept; 0 deletes them once published. */
+    /**
+     * How long published rows are kept, then deleted by the retention sweep (once.retention.*); 0 deletes them once
+     * published.
+     */
     private Duration retention = RelayOptions.RETENTION;
 
     /** How long one batch waits for Kafka's acknowledgements before it is retried. */

@@ -16,7 +16,7 @@ import org.springframework.jdbc.core.RowCallbackHandler;
 
 /**
  * Internal to Once's relays; not an API. The outbox table's bookkeeping, shared by both relays: what happens to a row once Kafka has acknowledged or
- * refused it, and the retention cleanup. Runs on the caller's connection and transaction.
+ * refused it. Runs on the caller's connection and transaction.
  */
 public final class OutboxLedger {
 
@@ -35,15 +35,6 @@ public final class OutboxLedger {
     public static final String MARK_PUBLISHED = "UPDATE outbox_event SET published_at = now() WHERE id = ANY(?) RETURNING id";
 
     public static final String PARK = "UPDATE outbox_event SET parked_at = now(), park_reason = ? WHERE id = ?";
-
-    public static final String CLEANUP_BATCH = """
-            DELETE FROM outbox_event WHERE id IN (
-                SELECT id FROM outbox_event
-                WHERE published_at IS NOT NULL AND published_at <= now() - CAST(? AS bigint) * interval '1 millisecond'
-                ORDER BY published_at
-                LIMIT ?
-                FOR UPDATE SKIP LOCKED)
-            """;
 
     private final JdbcTemplate jdbc;
     private final RelayOptions options;
@@ -91,20 +82,6 @@ public final class OutboxLedger {
                 ps -> ps.setArray(1, ps.getConnection().createArrayOf("uuid", ids.toArray())),
                 (RowCallbackHandler) rs -> notFound.remove(rs.getObject(1, UUID.class)));
         return notFound;
-    }
-
-    /** Deletes published rows past the retention period in bounded batches; returns how many. */
-    public long cleanup() {
-        if (options.retention().isZero()) {
-            return 0;
-        }
-        long total = 0;
-        int rows;
-        do {
-            rows = jdbc.update(CLEANUP_BATCH, options.retention().toMillis(), options.cleanupBatchSize());
-            total += rows;
-        } while (rows == options.cleanupBatchSize());
-        return total;
     }
 
     /** Reports commit-to-acknowledgement latency of every acknowledged message that knows its commit time. */

@@ -4,12 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.once.OnceConfigurationException;
+import dev.once.autoconfigure.OnceRetentionAutoConfiguration;
 import dev.once.autoconfigure.OnceStoreAutoConfiguration;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.outbox.OutboxOperations;
 import dev.once.relay.OutboxRelay;
 import dev.once.relay.PollingRelay;
 import dev.once.relay.TopicRouter;
+import dev.once.retention.RetentionRule;
+import dev.once.retention.RetentionSweeper;
 import dev.once.test.SecuredKafka;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
@@ -86,6 +89,39 @@ class OnceRelayAutoConfigurationIT {
             assertThat(health.health().getStatus()).isEqualTo(Status.UP);
             assertThat(health.health().getDetails()).containsEntry("state", "RUNNING");
         });
+    }
+
+    @Test
+    void rows_kept_by_the_outbox_retention_are_deleted_by_the_services_retention_sweep_once_it_has_passed() {
+        String prefix = "ret" + UUID.randomUUID().toString().substring(0, 6);
+        TestKafka.createTopic(prefix + ".order", 1);
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.update("""
+                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload)
+                SELECT gen_random_uuid(), 'acme', 'alice', 'order', 'kept-' || n, 'OrderPlaced', 1, convert_to('{}', 'UTF8')
+                FROM generate_series(1, 5) AS n
+                """);
+
+        runner(prefix).withConfiguration(AutoConfigurations.of(OnceRetentionAutoConfiguration.class))
+                .withPropertyValues("once.outbox.relay.retention=3s", "once.retention.interval=200ms").run(context -> {
+                    assertThat(context.getBean(RetentionSweeper.class).rules()).extracting(RetentionRule::table)
+                            .containsExactly("idempotency_record", "outbox_event");
+                    await().atMost(Duration.ofSeconds(30)).until(() -> published(jdbc, "kept-%") == 5);
+                    assertThat(rows(jdbc, "kept-%")).as("kept for the retention").isEqualTo(5);
+                    await().atMost(Duration.ofSeconds(30)).until(() -> rows(jdbc, "kept-%") == 0);
+                    MeterRegistry meters = context.getBean(MeterRegistry.class);
+                    await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(meters.find("once.retention.swept")
+                            .tag("table", "outbox_event").counter()).isNotNull().extracting(c -> c.count()).isEqualTo(5.0));
+                });
+    }
+
+    private static long published(JdbcTemplate jdbc, String aggregates) {
+        return jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE aggregate_id LIKE ? AND published_at IS NOT NULL",
+                Long.class, aggregates);
+    }
+
+    private static long rows(JdbcTemplate jdbc, String aggregates) {
+        return jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE aggregate_id LIKE ?", Long.class, aggregates);
     }
 
     @Test

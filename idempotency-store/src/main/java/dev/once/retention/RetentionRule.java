@@ -1,0 +1,136 @@
+package dev.once.retention;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * What one table keeps, and so what the {@link RetentionSweeper} deletes from it: a row is due once its own time has
+ * passed by the rule's period. Every rule deletes oldest first, in bounded batches, and skips rows another
+ * transaction holds. Immutable.
+ */
+public final class RetentionRule {
+
+    /** How long {@link #idempotencyRecords} keeps a record past its expiry. */
+    public static final Duration GRACE = Duration.ofHours(1);
+
+    /**
+     * Records past their {@code expires_at} and the grace, whatever their status, unless a live lease holds them;
+     * parameters: the grace in milliseconds, the batch size. Two arms, so that each is read in order from its own
+     * partial index on {@code expires_at}: records never marked (the sweep marks nothing, so a record stays in the
+     * first index until it is deleted) and records an operator or a release marked {@code expired}.
+     */
+    static final String RECORDS_DUE = """
+            WITH due AS (SELECT statement_timestamp() - CAST(? AS bigint) * interval '1 millisecond' AS before,
+                                CAST(? AS integer) AS size),
+            unmarked AS (
+                SELECT id, expires_at FROM idempotency_record
+                WHERE status <> 'expired' AND expires_at <= (SELECT before FROM due)
+                  AND (status <> 'processing' OR locked_until <= statement_timestamp())
+                ORDER BY expires_at LIMIT (SELECT size FROM due)
+                FOR UPDATE SKIP LOCKED),
+            marked AS (
+                SELECT id, expires_at FROM idempotency_record
+                WHERE status = 'expired' AND expires_at <= (SELECT before FROM due)
+                ORDER BY expires_at LIMIT (SELECT size FROM due)
+                FOR UPDATE SKIP LOCKED)
+            DELETE FROM idempotency_record WHERE id IN (
+                SELECT id FROM (SELECT * FROM unmarked UNION ALL SELECT * FROM marked) batch
+                ORDER BY expires_at LIMIT (SELECT size FROM due))
+            """;
+
+    /** How long the oldest due record has waited past {@code expires_at} and the grace, in milliseconds (0: none). */
+    static final String RECORDS_OVERDUE = """
+            WITH due AS (SELECT statement_timestamp() - CAST(? AS bigint) * interval '1 millisecond' AS before)
+            SELECT COALESCE(CAST(EXTRACT(EPOCH FROM (SELECT before FROM due) - LEAST(
+                       (SELECT min(expires_at) FROM idempotency_record
+                        WHERE status <> 'expired' AND expires_at <= (SELECT before FROM due)
+                          AND (status <> 'processing' OR locked_until <= statement_timestamp())),
+                       (SELECT min(expires_at) FROM idempotency_record
+                        WHERE status = 'expired' AND expires_at <= (SELECT before FROM due)))) * 1000 AS bigint), 0)
+            """;
+
+    /** Published outbox rows kept longer than the retention; pending and parked rows are never due. Same parameters. */
+    static final String PUBLISHED_DUE = """
+            DELETE FROM outbox_event WHERE id IN (
+                SELECT id FROM outbox_event
+                WHERE published_at IS NOT NULL AND published_at <= statement_timestamp() - CAST(? AS bigint) * interval '1 millisecond'
+                ORDER BY published_at
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED)
+            """;
+
+    static final String PUBLISHED_OVERDUE = """
+            WITH due AS (SELECT statement_timestamp() - CAST(? AS bigint) * interval '1 millisecond' AS before)
+            SELECT COALESCE(CAST(EXTRACT(EPOCH FROM (SELECT before FROM due) - min(published_at)) * 1000 AS bigint), 0)
+            FROM outbox_event
+            WHERE published_at IS NOT NULL AND published_at <= (SELECT before FROM due)
+            """;
+
+    private final String table;
+    private final String deleteDue;
+    private final String overdue;
+    private final Duration period;
+
+    private RetentionRule(String table, String deleteDue, String overdue, Duration period) {
+        if (period == null || period.isNegative()) {
+            throw new IllegalArgumentException("the retention period of " + table + " must not be negative, was " + period);
+        }
+        this.table = table;
+        this.deleteDue = deleteDue;
+        this.overdue = overdue;
+        this.period = period;
+    }
+
+    /**
+     * {@code idempotency_record}: request records and handlers' claims alike are deleted {@code grace} after their
+     * {@code expires_at}, which each got from its own policy (the request TTL, or {@code once.dispatcher.claim-retention}
+     * for a handler's claim), so nothing is deleted before its own retention. Nothing is marked {@code expired} first:
+     * a record past {@code expires_at} may already be claimed again, and {@code core idempotency diagnose} reports it
+     * expired until the grace has passed.
+     */
+    public static RetentionRule idempotencyRecords(Duration grace) {
+        return new RetentionRule("idempotency_record", RECORDS_DUE, RECORDS_OVERDUE, grace);
+    }
+
+    /**
+     * {@code outbox_event}: rows published longer ago than {@code retention} ({@code once.outbox.relay.retention}).
+     * With a retention of zero the relay deletes rows as it publishes them, and this rule removes rows a former,
+     * longer retention had kept.
+     */
+    public static RetentionRule publishedOutboxEvents(Duration retention) {
+        return new RetentionRule("outbox_event", PUBLISHED_DUE, PUBLISHED_OVERDUE, retention);
+    }
+
+    /** The table this rule sweeps; metrics and health are tagged with it. */
+    public String table() {
+        return table;
+    }
+
+    /** How long past its own time a row is kept. */
+    public Duration period() {
+        return period;
+    }
+
+    String deleteDue() {
+        return deleteDue;
+    }
+
+    String overdue() {
+        return overdue;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof RetentionRule r && table.equals(r.table) && period.equals(r.period);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(table, period);
+    }
+
+    @Override
+    public String toString() {
+        return "RetentionRule[" + table + ", " + period + "]";
+    }
+}
