@@ -69,7 +69,9 @@ public final class PollingRelay implements OutboxRelay {
     /**
      * Step 2, a new statement and so a fresh snapshot: the pending rows of the locked aggregates up to the window's
      * end, in seq order. No other relay holds any of them, so none is skipped, and an aggregate's events leave in
-     * order (its later rows follow in the next batch). Bounding the range by {@code seq} lets PostgreSQL read just the
+     * order (its later rows follow in the next batch). An aggregate parked since step 1's snapshot is left out here:
+     * a relay may win its lock just after another relay parked its early row and let it go, and only this snapshot
+     * shows the park. Bounding the range by {@code seq} lets PostgreSQL read just the
      * window from the pending index instead of every pending row; {@link OutboxLedger#CUSTOM_PLANS} keeps it from
      * caching a generic plan that would probe the aggregate list row by row. No row locks are taken: the aggregate locks
      * already keep every other relay away, and locking thousands of rows per batch would only write to them.
@@ -80,6 +82,10 @@ public final class PollingRelay implements OutboxRelay {
             FROM outbox_event
             WHERE published_at IS NULL AND parked_at IS NULL AND seq <= ?
               AND (aggregate_type, aggregate_id) IN (SELECT * FROM unnest(CAST(? AS text[]), CAST(? AS text[])))
+              AND NOT EXISTS (SELECT 1 FROM outbox_event p
+                              WHERE p.parked_at IS NOT NULL
+                                AND p.aggregate_type = outbox_event.aggregate_type
+                                AND p.aggregate_id = outbox_event.aggregate_id)
             ORDER BY seq
             LIMIT ?
             """;
