@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.once.example.ReferenceServiceApplication;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
+import dev.once.wire.RecordSigning;
 import dev.once.wire.WireFormat;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -215,6 +216,12 @@ class BadInputIT {
         corpus.put("missing tenant_id", record(topic, "{}", noTenant));
         corpus.put("unknown event type", record(topic, "{}", headers(UUID.randomUUID(), "acme", "AccountDeleted", "1")));
         corpus.put("unknown event version", record(topic, "{}", headers(UUID.randomUUID(), "acme", "AccountCreated", "9")));
+        corpus.put("no signature", unsigned(topic, "{\"email\":\"u@example.com\",\"name\":\"U\"}",
+                headers(UUID.randomUUID(), "acme", "AccountCreated", "1")));
+        ProducerRecord<String, byte[]> retenanted = record(topic, "{\"email\":\"t@example.com\",\"name\":\"T\"}",
+                headers(UUID.randomUUID(), "acme", "AccountCreated", "1"));
+        retenanted.headers().add(WireFormat.TENANT_ID, "globex".getBytes(StandardCharsets.UTF_8));
+        corpus.put("tenant header changed after signing", retenanted);
         corpus.put("event id reused with another payload", record(topic, "{\"email\":\"b@example.com\",\"name\":\"B\"}",
                 headers(reused, "acme", "AccountCreated", "1")));
         ProducerRecord<String, byte[]> first = record(topic, "{\"email\":\"a@example.com\",\"name\":\"A\"}",
@@ -236,6 +243,8 @@ class BadInputIT {
                 handled(reused) - 2, dead.size() == corpus.size(), "each dead-lettered with its reason; the partition kept flowing"));
         assertThat(dead).hasSize(corpus.size());
         assertThat(dead).allSatisfy(r -> assertThat(r.headers().lastHeader(WireFormat.DLT_REASON)).isNotNull());
+        assertThat(dead).extracting(r -> new String(r.headers().lastHeader(WireFormat.DLT_REASON).value(), StandardCharsets.UTF_8))
+                .filteredOn(reason -> reason.startsWith("SIGNATURE_")).hasSize(2);
         assertThat(handled(reused)).isEqualTo(2); // the reused id's second payload had no effect
     }
 
@@ -329,7 +338,14 @@ class BadInputIT {
         return headers;
     }
 
+    /** A record signed with the service's own key ring, as its relay signs: bad input from a producer that holds the key. */
     static ProducerRecord<String, byte[]> record(String topic, String payload, Map<String, String> headers) {
+        ProducerRecord<String, byte[]> record = unsigned(topic, payload, headers);
+        service.getBean(RecordSigning.class).sign(record);
+        return record;
+    }
+
+    static ProducerRecord<String, byte[]> unsigned(String topic, String payload, Map<String, String> headers) {
         ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "bad-input", payload.getBytes(StandardCharsets.UTF_8));
         headers.forEach((k, v) -> record.headers().add(k, v.getBytes(StandardCharsets.UTF_8)));
         return record;

@@ -11,6 +11,7 @@ import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
+import dev.once.wire.RecordSigning;
 import dev.once.wire.WireFormat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -59,7 +60,7 @@ class ConsumerChurnIT {
                         jdbc.update("INSERT INTO effect VALUES ('projection', ?, ?)", event.eventId(), event.derivedKey())),
                 HandlerRegistration.leased("OrderPlaced", 1, "mailer", event ->
                         jdbc.update("INSERT INTO effect VALUES ('mailer', ?, ?)", event.eventId(), event.derivedKey()))),
-                ClaimPolicy.ofDefaults());
+                ClaimPolicy.ofDefaults(), RecordSigning.off());
 
         Deque<KafkaEventDispatcher> members = new ArrayDeque<>();
         members.add(join(topic, core));

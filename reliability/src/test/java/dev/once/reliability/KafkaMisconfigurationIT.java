@@ -17,7 +17,9 @@ import dev.once.relay.PollingRelay;
 import dev.once.relay.autoconfigure.OnceRelayAutoConfiguration;
 import dev.once.test.SecuredKafka;
 import dev.once.test.TestDatabase;
+import dev.once.test.TestSigning;
 import dev.once.wire.WireFormat;
+import dev.once.wire.autoconfigure.OnceSigningAutoConfiguration;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
@@ -225,7 +227,9 @@ class KafkaMisconfigurationIT {
         DataSource shared = new DelegatingDataSource(db.dataSource());
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, OnceStoreAutoConfiguration.class,
-                        OnceRelayAutoConfiguration.class, OnceDispatcherAutoConfiguration.class))
+                        OnceRelayAutoConfiguration.class, OnceDispatcherAutoConfiguration.class,
+                        OnceSigningAutoConfiguration.class))
+                .withPropertyValues(TestSigning.PROPERTY)
                 .withBean(DataSource.class, () -> shared)
                 .withBean(PlatformTransactionManager.class, () -> new DataSourceTransactionManager(shared))
                 .withPropertyValues(kafka.toArray(String[]::new));

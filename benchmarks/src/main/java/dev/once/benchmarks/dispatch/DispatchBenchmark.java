@@ -11,6 +11,8 @@ import dev.once.test.PostgresServer;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
 import dev.once.test.TestPostgres;
+import dev.once.wire.RecordSigning;
+import dev.once.wire.SigningKeys;
 import dev.once.wire.WireFormat;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -43,10 +45,16 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * Events/s through the dispatcher with a TRANSACTIONAL handler that inserts one row per event, against the same
  * handler (one row, one transaction) on a plain spring-kafka listener without claims: the at-least-once baseline.
- * Both consume the same backlog, each with a group of its own, in the same run. Options: {@code --events 20000};
- * {@code --events 1000000 --heap} runs only the dispatcher over a large backlog and prints the heap after GC every 10 s.
+ * Both consume the same backlog, each with a group of its own, in the same run; the backlog is signed as a relay signs
+ * it, and the dispatcher runs twice, without verifying ({@code once.outbox.signing.mode=off}) and verifying every
+ * record ({@code require}). Options: {@code --events 20000}; {@code --events 1000000 --heap} runs only the two
+ * dispatchers over a large backlog and prints the heap after GC every 10 s.
  */
 public final class DispatchBenchmark {
+
+    /** The key ring the backlog is signed with, and the {@code require} variant verifies with. */
+    private static final RecordSigning SIGNING = RecordSigning.require(
+            SigningKeys.of(Map.of("bench-1", "a benchmark key of thirty-two bytes or more"), null));
 
     private DispatchBenchmark() {
     }
@@ -84,19 +92,32 @@ public final class DispatchBenchmark {
                 return container::stop;
             });
             IdempotencyStore store = IdempotencyStore.create(ds);
-            double once = timed(jdbc, "once", events, () -> {
-                EventDispatcher dispatcher = new EventDispatcher(store, transactions, List.of(HandlerRegistration.transactional(
-                        "OrderPlaced", 1, "bench", event -> jdbc.update("INSERT INTO effect VALUES ('once', ?)", event.eventId()))),
-                        ClaimPolicy.ofDefaults());
-                KafkaEventDispatcher consumers = new KafkaEventDispatcher(bootstrap, "once-" + UUID.randomUUID(), dispatcher, 1, 3, topic);
-                consumers.start();
-                return consumers::close;
-            });
-            System.out.printf(Locale.ROOT, "%-34s %10.0f events/s%n", "plain spring-kafka listener", plain);
-            System.out.printf(Locale.ROOT, "%-34s %10.0f events/s  ratio %.2fx%n", "Once dispatcher (TRANSACTIONAL)", once, once / plain);
+            double once = timed(jdbc, "once", events, dispatcher(store, transactions, jdbc, bootstrap, topic, "once",
+                    RecordSigning.off()));
+            double signed = timed(jdbc, "signed", events, dispatcher(store, transactions, jdbc, bootstrap, topic, "signed",
+                    SIGNING));
+            System.out.printf(Locale.ROOT, "%-44s %10.0f events/s%n", "plain spring-kafka listener", plain);
+            System.out.printf(Locale.ROOT, "%-44s %10.0f events/s  ratio %.2fx%n", "Once dispatcher (TRANSACTIONAL), signing off",
+                    once, once / plain);
+            System.out.printf(Locale.ROOT, "%-44s %10.0f events/s  ratio %.2fx, %.2fx of signing off%n",
+                    "Once dispatcher (TRANSACTIONAL), require", signed, signed / plain, signed / once);
         } finally {
             execute(server, "DROP SCHEMA " + schema + " CASCADE");
         }
+    }
+
+    /** A dispatcher whose handler records its effects as {@code variant}; claims of each variant are its own. */
+    private static ConsumerStart dispatcher(IdempotencyStore store, DataSourceTransactionManager transactions, JdbcTemplate jdbc,
+                                            String bootstrap, String topic, String variant, RecordSigning signing) {
+        return () -> {
+            EventDispatcher dispatcher = new EventDispatcher(store, transactions, List.of(HandlerRegistration.transactional(
+                    "OrderPlaced", 1, variant, event -> jdbc.update("INSERT INTO effect VALUES (?, ?)", variant, event.eventId()))),
+                    ClaimPolicy.ofDefaults(), signing);
+            KafkaEventDispatcher consumers = new KafkaEventDispatcher(bootstrap, variant + "-" + UUID.randomUUID(), dispatcher,
+                    1, 3, topic);
+            consumers.start();
+            return consumers::close;
+        };
     }
 
     /**
@@ -139,18 +160,23 @@ public final class DispatchBenchmark {
         config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
-            List<ProducerRecord<String, byte[]>> records = new ArrayList<>(events);
+            List<ProducerRecord<String, byte[]>> records = new ArrayList<>(10_000);
             for (int i = 0; i < events; i++) {
                 ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "o-" + (i % 1000),
                         ("{\"n\":" + i + ",\"note\":\"" + "x".repeat(170) + "\"}").getBytes(StandardCharsets.UTF_8));
                 for (String[] h : new String[][] {{WireFormat.EVENT_ID, UUID.randomUUID().toString()},
                         {WireFormat.TENANT_ID, "acme"}, {WireFormat.ACTOR_ID, "alice"},
-                        {WireFormat.EVENT_TYPE, "OrderPlaced"}, {WireFormat.EVENT_VERSION, "1"}}) {
+                        {WireFormat.AGGREGATE_TYPE, "order"}, {WireFormat.EVENT_TYPE, "OrderPlaced"},
+                        {WireFormat.EVENT_VERSION, "1"}, {WireFormat.CONTENT_TYPE, "application/json"}}) {
                     record.headers().add(h[0], h[1].getBytes(StandardCharsets.UTF_8));
                 }
+                SIGNING.sign(record);
                 records.add(record);
+                if (records.size() == 10_000 || i == events - 1) {
+                    TestKafka.sendAll(producer, records); // in chunks: a 1,000,000-event backlog is not held in memory
+                    records.clear();
+                }
             }
-            TestKafka.sendAll(producer, records);
         }
     }
 

@@ -15,6 +15,8 @@ import dev.once.test.PostgresServer;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
 import dev.once.test.TestPostgres;
+import dev.once.wire.RecordSigning;
+import dev.once.wire.SigningKeys;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
@@ -39,7 +41,11 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *       none is pending (published, acknowledged and deleted), and the rate counting the insert too is printed
  *       beside it.</li>
  * </ul>
- * Options: {@code --rows 100000 --aggregates 1000 --rate 2000 --seconds 10 --relays polling,cdc --workers 2 --batch 2000}.
+ * Each relay runs once per signing variant ({@code --signing off,on}: records unsigned, and signed with an HMAC key
+ * as {@code once.outbox.signing.keys} would), and a summary compares the signed drain and latency with the unsigned
+ * ones of the same run. With {@code --heap}, the drain prints the heap in use after a full GC every 10 s.
+ * Options: {@code --rows 100000 --aggregates 1000 --rate 2000 --seconds 10 --relays polling,cdc --workers 2 --batch 2000
+ * --signing off,on --heap}.
  */
 public final class RelayBenchmark {
 
@@ -54,6 +60,9 @@ public final class RelayBenchmark {
         int workers = RelayOptions.WORKERS;
         int batch = 2_000;
         int aggregates = 1_000;
+        List<String> signings = List.of("off", "on");
+        boolean heap = java.util.Arrays.asList(args).contains("--heap");
+        args = java.util.Arrays.stream(args).filter(a -> !a.equals("--heap")).toArray(String[]::new);
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--rows" -> rows = Integer.parseInt(args[i + 1]);
@@ -63,6 +72,7 @@ public final class RelayBenchmark {
                 case "--workers" -> workers = Integer.parseInt(args[i + 1]);
                 case "--batch" -> batch = Integer.parseInt(args[i + 1]);
                 case "--aggregates" -> aggregates = Integer.parseInt(args[i + 1]);
+                case "--signing" -> signings = List.of(args[i + 1].split(","));
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -75,13 +85,34 @@ public final class RelayBenchmark {
         org.apache.kafka.tools.ProducerPerformance.main(new String[] {"--topic", baselineTopic, "--num-records",
                 Integer.toString(rows), "--record-size", "200", "--throughput", "-1", "--producer-props",
                 "bootstrap.servers=" + bootstrap, "acks=all", "enable.idempotence=true", "linger.ms=5"});
+        Map<String, Result> results = new java.util.LinkedHashMap<>();
         for (String relay : relays) {
-            run(server, bootstrap, relay, rows, rate, seconds, workers, batch, aggregates);
+            for (String signing : signings) {
+                RecordSigning recordSigning = signing.equals("on")
+                        ? RecordSigning.require(SigningKeys.of(Map.of("bench-1", "a benchmark key of thirty-two bytes or more"), null))
+                        : RecordSigning.off();
+                results.put(relay + " signing " + signing, run(server, bootstrap, relay, recordSigning, rows, rate, seconds,
+                        workers, batch, aggregates, heap));
+            }
+        }
+        System.out.printf(Locale.ROOT, "%n%-22s %12s %9s %9s%n", "variant", "drain ev/s", "p50 ms", "p99 ms");
+        results.forEach((name, r) -> System.out.printf(Locale.ROOT, "%-22s %12.0f %9.1f %9.1f%n", name, r.drain(), r.p50(), r.p99()));
+        for (String relay : relays) {
+            Result off = results.get(relay + " signing off");
+            Result on = results.get(relay + " signing on");
+            if (off != null && on != null) {
+                System.out.printf(Locale.ROOT, "%s relay, signing on / off: drain %.2fx, p99 %.2fx%n", relay,
+                        on.drain() / off.drain(), on.p99() / off.p99());
+            }
         }
     }
 
-    private static void run(PostgresServer server, String bootstrap, String kind, int rows, int rate, int seconds,
-                            int workers, int batch, int aggregates) throws Exception {
+    /** A relay's figures in one variant: drain rate from commit, and commit-to-acknowledgement latency at the rate. */
+    record Result(double drain, double p50, double p99) {
+    }
+
+    private static Result run(PostgresServer server, String bootstrap, String kind, RecordSigning signing, int rows, int rate,
+                              int seconds, int workers, int batch, int aggregates, boolean heap) throws Exception {
         String schema = "bench_relay_" + Long.toHexString(System.nanoTime());
         execute(server, "CREATE SCHEMA " + schema);
         String slot = schema.toLowerCase(Locale.ROOT);
@@ -103,7 +134,7 @@ public final class RelayBenchmark {
                 }
             };
             EventTransport transport = new KafkaTransport(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
-                    TopicRouter.byAggregateType(prefix), Duration.ofSeconds(30));
+                    TopicRouter.byAggregateType(prefix), Duration.ofSeconds(30), signing);
             RelayOptions options = RelayOptions.ofDefaults().withBatchSize(batch).withWorkers(workers);
             OutboxRelay relay = kind.equals("cdc")
                     ? new CdcRelay("bench", ds, CdcSettings.of(server.jdbcUrl(), server.username(), server.password(), schema)
@@ -120,8 +151,9 @@ public final class RelayBenchmark {
                 awaitDrained(jdbc, published, steady(jdbc, rate, seconds));
                 List<Long> sorted = new ArrayList<>(latencies);
                 sorted.sort(Long::compare);
-                System.out.printf(Locale.ROOT, "%n%s relay: commit->ack at %d events/s over %d s: p50 %.1f ms, p99 %.1f ms (%d samples)%n",
-                        kind, rate, seconds, percentile(sorted, 0.50), percentile(sorted, 0.99), sorted.size());
+                System.out.printf(Locale.ROOT, "%n%s relay (signing %s): commit->ack at %d events/s over %d s: p50 %.1f ms, "
+                        + "p99 %.1f ms (%d samples)%n", kind, signing.mode() == RecordSigning.Mode.OFF ? "off" : "on", rate,
+                        seconds, percentile(sorted, 0.50), percentile(sorted, 0.99), sorted.size());
 
                 published.set(0);
                 long insertStart = System.nanoTime();
@@ -133,11 +165,16 @@ public final class RelayBenchmark {
                         FROM generate_series(1, ?) AS n ORDER BY n
                         """, aggregates, rows);
                 long committed = System.nanoTime();
+                if (heap) {
+                    sampleHeapUntil(published, rows, kind);
+                }
                 awaitDrained(jdbc, published, rows);
                 long drained = System.nanoTime();
+                double drain = rows / ((drained - committed) / 1e9);
                 System.out.printf(Locale.ROOT, "%s relay: drained %d rows at %.0f events/s from their commit "
-                        + "(%.0f events/s counting the %.0f ms insert too)%n", kind, rows, rows / ((drained - committed) / 1e9),
+                        + "(%.0f events/s counting the %.0f ms insert too)%n", kind, rows, drain,
                         rows / ((drained - insertStart) / 1e9), (committed - insertStart) / 1e6);
+                return new Result(drain, percentile(sorted, 0.50), percentile(sorted, 0.99));
             }
         } finally {
             if (kind.equals("cdc")) {
@@ -156,6 +193,22 @@ public final class RelayBenchmark {
                 }
             }
             execute(server, "DROP SCHEMA " + schema + " CASCADE");
+        }
+    }
+
+    /** Prints the heap in use after a full GC every 10 s until the relay reported {@code rows} published. */
+    private static void sampleHeapUntil(AtomicLong published, long rows, String kind) {
+        long begin = System.nanoTime();
+        long next = begin;
+        while (published.get() < rows) {
+            if (System.nanoTime() >= next) {
+                System.gc();
+                Runtime rt = Runtime.getRuntime();
+                System.out.printf(Locale.ROOT, "  %s t=%3ds published=%8d heap after GC=%4d MiB%n", kind,
+                        (System.nanoTime() - begin) / 1_000_000_000L, published.get(), (rt.totalMemory() - rt.freeMemory()) >> 20);
+                next = System.nanoTime() + 10_000_000_000L;
+            }
+            LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
         }
     }
 

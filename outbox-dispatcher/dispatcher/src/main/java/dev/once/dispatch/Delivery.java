@@ -5,6 +5,7 @@ import dev.once.idempotency.IdempotencyScope;
 import dev.once.idempotency.InvalidScopeException;
 import dev.once.idempotency.RequestBodyException;
 import dev.once.idempotency.RequestFingerprint;
+import dev.once.wire.RecordSigning;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -35,7 +36,12 @@ record Delivery(int index, ConsumerRecord<String, byte[]> record, Envelope envel
         }
     }
 
-    static Delivery of(int index, ConsumerRecord<String, byte[]> record, Map<String, List<HandlerRegistration>> handlers) {
+    static Delivery of(int index, ConsumerRecord<String, byte[]> record, Map<String, List<HandlerRegistration>> handlers,
+                       RecordSigning signing) {
+        RecordSigning.Verdict verdict = signing.verify(record);
+        if (!verdict.accepted()) {
+            return new Delivery(index, record, null, List.of(), new SignatureRejectedException(verdict, record));
+        }
         Envelope envelope;
         try {
             envelope = Envelope.read(record);

@@ -22,4 +22,11 @@ public interface DispatchListener {
     /** A record went to the dead-letter topic. */
     default void deadLettered(String reason) {
     }
+
+    /**
+     * A record was refused for its signature ({@code SIGNATURE_MISSING}, {@code SIGNATURE_UNKNOWN_KEY} or
+     * {@code SIGNATURE_INVALID}) and dead-lettered; no claim was taken.
+     */
+    default void rejected(String code) {
+    }
 }

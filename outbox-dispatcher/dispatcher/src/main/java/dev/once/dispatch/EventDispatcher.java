@@ -4,6 +4,7 @@ import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.ClaimResult;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.StoredResponse;
+import dev.once.wire.RecordSigning;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -42,21 +43,26 @@ public final class EventDispatcher {
     private final IdempotencyStore store;
     private final TransactionTemplate outside;
     private final ClaimPolicy policy;
+    private final RecordSigning signing;
     private final DispatchListener listener;
 
     public EventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
-                           ClaimPolicy policy) {
-        this(store, transactions, registrations, policy, DispatchListener.NONE);
+                           ClaimPolicy policy, RecordSigning signing) {
+        this(store, transactions, registrations, policy, signing, DispatchListener.NONE);
     }
 
     /**
      * @param policy the claims' lease (LEASED handlers) and TTL: how long a handler's claim is kept, and so how late a
      *        redelivery is still recognised and skipped
+     * @param signing checks each record's signature before anything of it is trusted: a record it refuses is
+     *        dead-lettered ({@link SignatureRejectedException}) and takes no claim; {@link RecordSigning#off()} trusts
+     *        every header as it comes
      */
     public EventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
-                           ClaimPolicy policy, DispatchListener listener) {
+                           ClaimPolicy policy, RecordSigning signing, DispatchListener listener) {
         this.store = store;
         this.policy = policy;
+        this.signing = signing;
         this.listener = listener;
         this.transactional = new TransactionalHandling(store, transactions, policy, listener);
         this.leased = new LeasedHandling(store, transactions, policy, listener);
@@ -96,7 +102,7 @@ public final class EventDispatcher {
     private TransactionalHandling.Failure handle(List<ConsumerRecord<String, byte[]>> records) {
         List<Delivery> deliveries = new ArrayList<>(records.size());
         for (int i = 0; i < records.size(); i++) {
-            deliveries.add(Delivery.of(i, records.get(i), handlers));
+            deliveries.add(Delivery.of(i, records.get(i), handlers, signing));
         }
         int i = 0;
         while (i < deliveries.size()) {
@@ -154,7 +160,7 @@ public final class EventDispatcher {
 
     /** Marks the failed handlers' claims {@code failed} after the last retry, so redeliveries do not re-run them. */
     void markFailed(ConsumerRecord<String, byte[]> record, HandlerFailedException failure) {
-        Delivery delivery = Delivery.of(0, record, handlers);
+        Delivery delivery = Delivery.of(0, record, handlers, signing);
         StoredResponse reason = StoredResponse.of(500, "text/plain", String.valueOf(failure.getCause()));
         for (Delivery.Claim claim : delivery.claims()) {
             if (failure.handlerKeys().contains(claim.handlerKey())) {

@@ -131,6 +131,9 @@ public final class KafkaEventDispatcher implements AutoCloseable {
             }
             dlt.accept(record, e);
             dispatcher.listener().deadLettered(String.valueOf(rootOnce(e).getMessage()));
+            if (rootOnce(e) instanceof SignatureRejectedException rejected) {
+                dispatcher.listener().rejected(rejected.code());
+            }
         }, retry.toBackOff());
         errors.addNotRetryableExceptions(PoisonEventException.class);
         errors.setBackOffFunction((record, e) -> TransientFailures.isTransient(e) ? TRANSIENT_BACK_OFF : null);

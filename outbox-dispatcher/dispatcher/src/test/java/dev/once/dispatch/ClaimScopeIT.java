@@ -7,6 +7,7 @@ import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.test.TestDatabase;
+import dev.once.wire.RecordSigning;
 import dev.once.wire.WireFormat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -61,7 +62,7 @@ class ClaimScopeIT {
             throw new IllegalStateException("the projection is broken for this event");
         }));
         dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()), handlers,
-                ClaimPolicy.custom().lease(Duration.ofSeconds(5)).build(), listener);
+                ClaimPolicy.custom().lease(Duration.ofSeconds(5)).build(), RecordSigning.off(), listener);
     }
 
     @Test

@@ -7,6 +7,7 @@ import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.test.TestDatabase;
+import dev.once.wire.RecordSigning;
 import dev.once.wire.WireFormat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -61,7 +62,7 @@ class EventDispatcherIT {
         List<HandledEvent> handled = new java.util.ArrayList<>();
         EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
                 List.of(HandlerRegistration.transactional("OrderPlaced", 1, "binary", handled::add)),
-                ClaimPolicy.ofDefaults());
+                ClaimPolicy.ofDefaults(), RecordSigning.off());
         UUID id = UUID.randomUUID();
         ConsumerRecord<String, byte[]> record = record(id, "");
         ConsumerRecord<String, byte[]> binary = new ConsumerRecord<>("orders", 0, 0, "o-1", protobuf);
@@ -84,7 +85,7 @@ class EventDispatcherIT {
                 List.of(HandlerRegistration.transactional("OrderPlaced", 1, "fragile", event -> {
                     runs.incrementAndGet();
                     throw new IllegalStateException("down");
-                })), ClaimPolicy.ofDefaults());
+                })), ClaimPolicy.ofDefaults(), RecordSigning.off());
         UUID id = UUID.randomUUID();
         HandlerFailedException failure = org.assertj.core.api.Assertions.catchThrowableOfType(HandlerFailedException.class,
                 () -> dispatcher.dispatch(record(id, "{}")));
@@ -100,7 +101,7 @@ class EventDispatcherIT {
     @Test
     void a_record_that_claims_to_be_json_and_is_not_is_poison() {
         EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
-                List.of(HandlerRegistration.transactional("OrderPlaced", 1, "json", event -> { })), ClaimPolicy.ofDefaults());
+                List.of(HandlerRegistration.transactional("OrderPlaced", 1, "json", event -> { })), ClaimPolicy.ofDefaults(), RecordSigning.off());
 
         assertThatThrownBy(() -> dispatcher.dispatch(record(UUID.randomUUID(), "{not json")))
                 .isInstanceOf(PoisonEventException.class).hasMessageContaining("not JSON");
@@ -117,7 +118,7 @@ class EventDispatcherIT {
         };
         EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
                 List.of(HandlerRegistration.leased("OrderPlaced", 1, "mailer", mailer)),
-                ClaimPolicy.custom().lease(Duration.ofSeconds(1)).build());
+                ClaimPolicy.custom().lease(Duration.ofSeconds(1)).build(), RecordSigning.off());
         UUID id = UUID.randomUUID();
 
         assertThatThrownBy(() -> dispatcher.dispatch(record(id, "{}"))).isInstanceOf(SimulatedCrash.class);
@@ -143,7 +144,7 @@ class EventDispatcherIT {
             }
         };
         EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
-                List.of(HandlerRegistration.transactional("OrderPlaced", 1, "projection", projection)), ClaimPolicy.ofDefaults());
+                List.of(HandlerRegistration.transactional("OrderPlaced", 1, "projection", projection)), ClaimPolicy.ofDefaults(), RecordSigning.off());
         UUID id = UUID.randomUUID();
 
         assertThatThrownBy(() -> dispatcher.dispatch(record(id, "{}"))).isInstanceOf(SimulatedCrash.class);
@@ -164,7 +165,7 @@ class EventDispatcherIT {
                         throw new IllegalStateException("record 2 cannot be projected");
                     }
                     jdbc.update("INSERT INTO projection VALUES (?)", event.eventId());
-                })), ClaimPolicy.ofDefaults());
+                })), ClaimPolicy.ofDefaults(), RecordSigning.off());
         List<ConsumerRecord<String, byte[]>> poll = new java.util.ArrayList<>(ids.stream().map(id -> record(id, "{}")).toList());
         poll.add(1, record(ids.get(0), "{}")); // a duplicate inside the same poll
 
@@ -182,7 +183,7 @@ class EventDispatcherIT {
     @Test
     void the_same_event_id_with_another_payload_is_poison() {
         EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
-                List.of(HandlerRegistration.transactional("OrderPlaced", 1, "noop", event -> { })), ClaimPolicy.ofDefaults());
+                List.of(HandlerRegistration.transactional("OrderPlaced", 1, "noop", event -> { })), ClaimPolicy.ofDefaults(), RecordSigning.off());
         UUID id = UUID.randomUUID();
         dispatcher.dispatch(record(id, "{\"amount\":1}"));
 

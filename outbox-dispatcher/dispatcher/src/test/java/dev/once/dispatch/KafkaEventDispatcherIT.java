@@ -8,6 +8,7 @@ import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
+import dev.once.wire.RecordSigning;
 import dev.once.wire.WireFormat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -91,7 +92,7 @@ class KafkaEventDispatcherIT {
         };
         EventDispatcher core = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()), List.of(
                 HandlerRegistration.transactional("OrderPlaced", 1, "projection", projection),
-                HandlerRegistration.leased("OrderPlaced", 1, "mailer", mailer)), ClaimPolicy.ofDefaults());
+                HandlerRegistration.leased("OrderPlaced", 1, "mailer", mailer)), ClaimPolicy.ofDefaults(), RecordSigning.off());
         dispatcher = new KafkaEventDispatcher(TestKafka.bootstrapServers(), "g-" + topic, core, 2, maxAttempts, topic);
         dispatcher.start();
     }
@@ -201,7 +202,7 @@ class KafkaEventDispatcherIT {
                         jdbc.update("INSERT INTO effect VALUES ('projection', ?, ?)", event.eventId(), event.derivedKey())),
                 HandlerRegistration.leased("OrderPlaced", 1, "mailer", event ->
                         jdbc.update("INSERT INTO effect VALUES ('mailer', ?, ?)", event.eventId(), event.derivedKey()))),
-                ClaimPolicy.ofDefaults());
+                ClaimPolicy.ofDefaults(), RecordSigning.off());
         String wide = topic + ".wide";
         KafkaEventDispatcher first = new KafkaEventDispatcher(TestKafka.bootstrapServers(), "g-" + wide, core, 1, 3, wide);
         first.start();
@@ -248,7 +249,7 @@ class KafkaEventDispatcherIT {
                         release.await(30, java.util.concurrent.TimeUnit.SECONDS);
                         throw new IllegalStateException("the consumer went away mid-handler");
                     }
-                })), ClaimPolicy.ofDefaults());
+                })), ClaimPolicy.ofDefaults(), RecordSigning.off());
         KafkaEventDispatcher first = new KafkaEventDispatcher(TestKafka.bootstrapServers(), "g-" + topic, core, 1, 3, topic);
         first.start();
         UUID id = publish(UUID.randomUUID());

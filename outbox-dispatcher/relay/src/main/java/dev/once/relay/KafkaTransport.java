@@ -1,5 +1,6 @@
 package dev.once.relay;
 
+import dev.once.wire.RecordSigning;
 import dev.once.wire.WireFormat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -50,6 +51,7 @@ public final class KafkaTransport implements EventTransport {
     private final Properties config;
     private final TopicRouter router;
     private final Duration ackTimeout;
+    private final RecordSigning signing;
     private final KafkaProbe probe;
     private KafkaProducer<String, byte[]> producer;
     private boolean broken;
@@ -60,8 +62,10 @@ public final class KafkaTransport implements EventTransport {
      *        then {@code once.outbox.relay.producer.*}); they replace Once's {@linkplain #defaults defaults} and
      *        yield to {@link #REQUIRED}
      * @param ackTimeout how long one {@link #send} waits for its acknowledgements before giving up
+     * @param signing signs every record with the key ring's current key ({@link RecordSigning#off()}: unsigned, and
+     *        a dispatcher that requires signatures dead-letters them)
      */
-    public KafkaTransport(Map<String, Object> settings, TopicRouter router, Duration ackTimeout) {
+    public KafkaTransport(Map<String, Object> settings, TopicRouter router, Duration ackTimeout, RecordSigning signing) {
         Map<String, Object> config = defaults(ackTimeout);
         config.putAll(settings);
         config.putAll(REQUIRED);
@@ -74,6 +78,7 @@ public final class KafkaTransport implements EventTransport {
         this.producer = new KafkaProducer<>(this.config, new StringSerializer(), new ByteArraySerializer());
         this.router = router;
         this.ackTimeout = ackTimeout;
+        this.signing = signing;
         this.probe = new KafkaProbe(config, ackTimeout);
     }
 
@@ -269,10 +274,14 @@ public final class KafkaTransport implements EventTransport {
         headers.add(WireFormat.EVENT_ID, utf8(message.id().toString()));
         headers.add(WireFormat.TENANT_ID, utf8(message.tenantId()));
         headers.add(WireFormat.ACTOR_ID, utf8(message.actorId()));
+        headers.add(WireFormat.AGGREGATE_TYPE, utf8(message.aggregateType()));
         headers.add(WireFormat.EVENT_TYPE, utf8(message.eventType()));
         headers.add(WireFormat.EVENT_VERSION, utf8(Integer.toString(message.eventVersion())));
         headers.add(WireFormat.CONTENT_TYPE, utf8(message.contentType()));
-        return new ProducerRecord<>(router.topicFor(message), null, message.aggregateId(), message.payload(), headers);
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(router.topicFor(message), null, message.aggregateId(),
+                message.payload(), headers);
+        signing.sign(record);
+        return record;
     }
 
     private static byte[] utf8(String value) {

@@ -3,6 +3,7 @@ package dev.once.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.once.test.TestKafka;
+import dev.once.wire.RecordSigning;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
@@ -61,7 +62,7 @@ class PollingRelayIT extends RelayContractIT {
         commitEvents(1, 200);
         PollingRelay relay = new PollingRelay("next", db.dataSource(), new KafkaTransport(
                 Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers()),
-                TopicRouter.byAggregateType(prefix), Duration.ofSeconds(10)), RelayOptions.ofDefaults().withBatchSize(20),
+                TopicRouter.byAggregateType(prefix), Duration.ofSeconds(10), RecordSigning.off()), RelayOptions.ofDefaults().withBatchSize(20),
                 RelayListener.NONE);
         try (relay; Connection other = db.dataSource().getConnection()) {
             other.setAutoCommit(false);

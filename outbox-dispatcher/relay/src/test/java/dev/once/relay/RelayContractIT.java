@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.once.idempotency.OnceMigrations;
 import dev.once.outbox.OutboxEvent;
+import dev.once.outbox.OutboxOperations;
 import dev.once.outbox.OutboxWriter;
 import dev.once.relay.EventTransport;
 import dev.once.relay.KafkaTransport;
@@ -13,6 +14,8 @@ import dev.once.relay.RelayOptions;
 import dev.once.relay.TopicRouter;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
+import dev.once.wire.RecordSigning;
+import dev.once.wire.SigningKeys;
 import dev.once.wire.WireFormat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -57,6 +60,10 @@ public abstract class RelayContractIT {
     protected String prefix;
     protected final List<OutboxRelay> relays = new ArrayList<>();
 
+    /** Every relay of the contract signs: each record it publishes must verify where it is consumed. */
+    protected static final RecordSigning SIGNING = RecordSigning.require(
+            SigningKeys.of(Map.of("contract-1", "a contract key of at least thirty-two bytes"), null));
+
     /** A relay of the kind under test over this class's schema, publishing with {@code transport}. */
     protected abstract OutboxRelay newRelay(String name, EventTransport transport, RelayOptions options);
 
@@ -84,7 +91,7 @@ public abstract class RelayContractIT {
         Map<String, Object> config = new HashMap<>(producer);
         config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
         OutboxRelay relay = newRelay(name, new KafkaTransport(config, TopicRouter.byAggregateType(prefix),
-                Duration.ofSeconds(10)), options);
+                Duration.ofSeconds(10), SIGNING), options);
         relays.add(relay);
         relay.start();
         return relay;
@@ -131,6 +138,7 @@ public abstract class RelayContractIT {
         assertThat(header(byKey.get("x-2"), WireFormat.CONTENT_TYPE)).isEqualTo("text/plain; charset=utf-8");
         assertThat(byKey.get("x-3").value()).isEqualTo(binary);
         assertThat(header(byKey.get("x-3"), WireFormat.CONTENT_TYPE)).isEqualTo("application/x-protobuf");
+        assertThat(received.unverified()).as("records whose signature does not verify").isZero();
     }
 
     private static OutboxEvent.Builder exact(String aggregateId) {
@@ -157,6 +165,9 @@ public abstract class RelayContractIT {
         assertThat(header(any, "traceparent")).startsWith("00-0af76519");
         assertThat(header(any, WireFormat.CONTENT_TYPE)).isEqualTo("application/json");
         assertThat(any.key()).isEqualTo(JSON.readTree(any.value()).get("aggregate").asString());
+        assertThat(header(any, WireFormat.AGGREGATE_TYPE)).isEqualTo("order");
+        assertThat(header(any, WireFormat.SIGNATURE_KEY)).isEqualTo("contract-1");
+        assertThat(received.unverified()).as("records whose signature does not verify").isZero();
     }
 
     @Test
@@ -196,6 +207,19 @@ public abstract class RelayContractIT {
                 String.class)).contains("RecordTooLarge");
         assertThat(jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE aggregate_id = 'b-1' AND published_at IS NULL",
                 Long.class)).as("the later event of the parked aggregate waits, unpublished").isEqualTo(2);
+
+        // the operator lets the relay send larger records, then redrives the parked event
+        stopRelays();
+        started("b");
+        UUID parked = jdbc.queryForObject("SELECT id FROM outbox_event WHERE parked_at IS NOT NULL ORDER BY seq LIMIT 1",
+                UUID.class);
+        assertThat(OutboxOperations.create(db.dataSource()).redrive(parked)).as("the parked event and the one behind it")
+                .isEqualTo(2);
+
+        Received redriven = consumeUntil(prefix + ".big", 3);
+        assertThat(redriven.records()).filteredOn(r -> r.key().equals("b-1"))
+                .extracting(r -> JSON.readTree(r.value()).get("n").asInt()).containsExactly(1, 2);
+        assertThat(redriven.unverified()).as("redriven records whose signature does not verify").isZero();
     }
 
     @Test
@@ -216,7 +240,7 @@ public abstract class RelayContractIT {
         unreachable.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1");
         commitEvents(1, 200);
         OutboxRelay blind = newRelay("blind",
-                new KafkaTransport(unreachable, TopicRouter.byAggregateType(prefix), Duration.ofSeconds(1)),
+                new KafkaTransport(unreachable, TopicRouter.byAggregateType(prefix), Duration.ofSeconds(1), SIGNING),
                 RelayOptions.ofDefaults().withBackoff(Duration.ofMillis(100), Duration.ofMillis(500)));
         relays.add(blind);
         blind.start();
@@ -241,6 +265,11 @@ public abstract class RelayContractIT {
 
     /** What a consumer saw on one topic. */
     protected record Received(List<ConsumerRecord<String, byte[]>> records) {
+
+        /** Records whose signature does not verify against the topic, key, headers and payload they arrived with. */
+        public long unverified() {
+            return records.stream().filter(r -> SIGNING.verify(r) != RecordSigning.Verdict.VALID).count();
+        }
 
         public long distinctEvents() {
             return records.stream().map(r -> header(r, WireFormat.EVENT_ID)).distinct().count();

@@ -1,5 +1,7 @@
 package dev.once.wire;
 
+import java.util.List;
+
 /**
  * The contract between Once's relays and whatever consumes their records, in one place: every relay writes records
  * this way and Once's dispatcher reads them this way. Changing a name here is a breaking change of the wire format.
@@ -8,9 +10,10 @@ package dev.once.wire;
  *   <li><b>Topic</b>: {@code <prefix>.<aggregate_type>} by default ({@link #topic}), e.g. {@code once.account}.</li>
  *   <li><b>Key</b>: the aggregate id, UTF-8, so that an aggregate's events share a partition and keep their order.</li>
  *   <li><b>Value</b>: the event's payload.</li>
- *   <li><b>Headers</b> (UTF-8 text): {@link #EVENT_ID}, {@link #TENANT_ID}, {@link #ACTOR_ID}, {@link #EVENT_TYPE},
- *       {@link #EVENT_VERSION}, {@link #CONTENT_TYPE}, and every header the event was appended with (such as
- *       {@code traceparent}).</li>
+ *   <li><b>Headers</b> (UTF-8 text): {@link #EVENT_ID}, {@link #TENANT_ID}, {@link #ACTOR_ID},
+ *       {@link #AGGREGATE_TYPE}, {@link #EVENT_TYPE}, {@link #EVENT_VERSION}, {@link #CONTENT_TYPE}, every header the
+ *       event was appended with (such as {@code traceparent}), and, when the relay signs, {@link #SIGNATURE} and
+ *       {@link #SIGNATURE_KEY} ({@link RecordSigning}). Where a name occurs more than once, the last one counts.</li>
  *   <li><b>Dead letters</b>: the record as it was, on {@code <topic>}{@link #DEAD_LETTER_SUFFIX}, with
  *       {@link #DLT_REASON}, {@link #DLT_HANDLER} and {@link #DLT_ATTEMPTS} added.</li>
  * </ul>
@@ -29,6 +32,18 @@ public final class WireFormat {
     public static final String EVENT_VERSION = "event_version";
     /** The payload's media type. */
     public static final String CONTENT_TYPE = "content-type";
+    /** The type of the aggregate the event belongs to; the record key is the aggregate's id. */
+    public static final String AGGREGATE_TYPE = "aggregate_type";
+    /**
+     * The record's signature: HMAC-SHA256 over its topic, key, covered headers and payload digest
+     * ({@link RecordSigning}), in base64url without padding.
+     */
+    public static final String SIGNATURE = "once-signature";
+    /** The id, in the key ring, of the key that made {@link #SIGNATURE}. */
+    public static final String SIGNATURE_KEY = "once-signature-key";
+    /** The headers a signature covers, in the order of its canonical form. */
+    public static final List<String> SIGNED_HEADERS = List.of(EVENT_ID, TENANT_ID, ACTOR_ID, AGGREGATE_TYPE, EVENT_TYPE,
+            EVENT_VERSION, CONTENT_TYPE);
 
     /** The default first part of topic names. */
     public static final String DEFAULT_TOPIC_PREFIX = "once";

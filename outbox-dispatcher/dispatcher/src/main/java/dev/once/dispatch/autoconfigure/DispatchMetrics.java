@@ -9,7 +9,8 @@ import java.time.Duration;
 /**
  * Micrometer metrics of the dispatcher, tagged by {@code handler}: {@code once.dispatcher.handled},
  * {@code once.dispatcher.skipped} (duplicates), {@code once.dispatcher.failed}, the {@code once.dispatcher.handler}
- * latency timer, and {@code once.dispatcher.dead.lettered}. Consumer lag comes from the Kafka consumers' own metrics.
+ * latency timer, {@code once.dispatcher.dead.lettered}, and {@code once.dispatcher.rejected} tagged by {@code reason}
+ * (records refused for their signature). Consumer lag comes from the Kafka consumers' own metrics.
  */
 final class DispatchMetrics implements DispatchListener {
 
@@ -38,5 +39,11 @@ final class DispatchMetrics implements DispatchListener {
     @Override
     public void deadLettered(String reason) {
         Counter.builder("once.dispatcher.dead.lettered").register(registry).increment();
+    }
+
+    @Override
+    public void rejected(String code) {
+        Counter.builder("once.dispatcher.rejected").description("Records refused for their signature")
+                .tag("reason", code).register(registry).increment();
     }
 }

@@ -8,6 +8,7 @@ import dev.once.dispatch.HandlerRegistration;
 import dev.once.dispatch.KafkaEventDispatcher;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.internal.RunningLifecycle;
+import dev.once.wire.RecordSigning;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.HashMap;
 import java.util.List;
@@ -40,7 +41,8 @@ import org.springframework.transaction.PlatformTransactionManager;
 @AutoConfiguration(after = OnceStoreAutoConfiguration.class, afterName = {
         "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
         "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
-        "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration"})
+        "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
+        "dev.once.wire.autoconfigure.OnceSigningAutoConfiguration"})
 @ConditionalOnBean({IdempotencyStore.class, PlatformTransactionManager.class})
 @ConditionalOnProperty(prefix = "once.dispatcher", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties(OnceDispatcherProperties.class)
@@ -57,11 +59,10 @@ public class OnceDispatcherAutoConfiguration {
     @ConditionalOnMissingBean
     EventDispatcher onceEventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions,
                                         ObjectProvider<HandlerRegistration> handlers, DispatchListener listener,
-                                        OnceDispatcherProperties properties) {
+                                        OnceDispatcherProperties properties, RecordSigning signing) {
         List<HandlerRegistration> registrations = handlers.orderedStream().toList();
         checkDeclaredTopics(registrations, properties.getTopics());
-        return new EventDispatcher(store, transactions, registrations,
-                properties.toClaimPolicy(), listener);
+        return new EventDispatcher(store, transactions, registrations, properties.toClaimPolicy(), signing, listener);
     }
 
     /**
@@ -164,7 +165,8 @@ public class OnceDispatcherAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean(name = "onceDispatcherHealthIndicator")
-        HealthIndicator onceDispatcherHealthIndicator(KafkaEventDispatcher consumers, OnceDispatcherProperties properties) {
+        HealthIndicator onceDispatcherHealthIndicator(KafkaEventDispatcher consumers, OnceDispatcherProperties properties,
+                                                      RecordSigning signing) {
             return () -> {
                 java.util.Optional<String> problem = consumers.problem()
                         .or(() -> consumers.isRunning() ? java.util.Optional.empty()
@@ -173,7 +175,8 @@ public class OnceDispatcherAutoConfiguration {
                 problem.ifPresent(reason -> health.withDetail("reason", reason));
                 return health.withDetail("group", consumers.groupId())
                         .withDetail("topics", properties.getTopics())
-                        .withDetail("assigned-consumers", consumers.assignedConsumers()).build();
+                        .withDetail("assigned-consumers", consumers.assignedConsumers())
+                        .withDetail("signing", signing.describe()).build();
             };
         }
     }

@@ -12,6 +12,7 @@ import dev.once.dispatch.HandlerRegistration;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
 import dev.once.wire.WireFormat;
+import dev.once.wire.autoconfigure.OnceSigningAutoConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -74,7 +75,7 @@ class LateRedeliveryIT {
         DataSource shared = new DelegatingDataSource(db.dataSource());
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
-                        OnceStoreAutoConfiguration.class,
+                        OnceStoreAutoConfiguration.class, OnceSigningAutoConfiguration.class,
                         OnceDispatcherAutoConfiguration.class))
                 .withBean(DataSource.class, () -> shared)
                 .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
@@ -82,7 +83,7 @@ class LateRedeliveryIT {
                 .withPropertyValues("spring.kafka.bootstrap-servers=" + TestKafka.bootstrapServers(),
                         "once.dispatcher.topics=" + topic, "once.dispatcher.group-id=" + group,
                         "once.dispatcher.claim-retention=" + claimRetention, "once.dispatcher.max-attempts=1",
-                        "once.idempotency.ttl=1s");
+                        "once.idempotency.ttl=1s", "once.outbox.signing.mode=off");
     }
 
     /** The handlers write through the application's DataSource bean, so that their writes join the claim's transaction. */

@@ -11,7 +11,10 @@ import dev.once.idempotency.IdempotencyStore;
 import dev.once.test.SecuredKafka;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
+import dev.once.wire.RecordSigning;
+import dev.once.wire.SigningKeys;
 import dev.once.wire.WireFormat;
+import dev.once.wire.autoconfigure.OnceSigningAutoConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -49,12 +52,17 @@ class OnceDispatcherAutoConfigurationIT {
     @RegisterExtension
     static final TestDatabase db = TestDatabase.create().poolSize(6);
 
+    static final String KEY = "dispatcher-test-1";
+    static final String SECRET = "a signing secret of at least thirty-two bytes";
+    static final RecordSigning RELAY = RecordSigning.require(SigningKeys.of(Map.of(KEY, SECRET), null));
+
     private ApplicationContextRunner runner() {
         DataSource shared = new DelegatingDataSource(db.dataSource());
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
-                        OnceStoreAutoConfiguration.class,
+                        OnceStoreAutoConfiguration.class, OnceSigningAutoConfiguration.class,
                         OnceDispatcherAutoConfiguration.class))
+                .withPropertyValues("once.outbox.signing.keys." + KEY + "=" + SECRET)
                 .withBean(DataSource.class, () -> shared)
                 .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
                 .withBean("projection", HandlerRegistration.class, () -> HandlerRegistration.transactional("OrderPlaced", 1,
@@ -114,6 +122,36 @@ class OnceDispatcherAutoConfigurationIT {
                 });
     }
 
+    @Test
+    void an_unsigned_record_is_dead_lettered_before_any_claim_counted_by_reason_and_health_shows_the_mode() {
+        String topic = "signed" + UUID.randomUUID().toString().substring(0, 6) + ".order";
+        TestKafka.createTopic(topic, 1);
+        TestKafka.createTopic(topic + WireFormat.DEAD_LETTER_SUFFIX, 1);
+        new JdbcTemplate(db.dataSource()).execute("CREATE TABLE IF NOT EXISTS effect (event_id uuid NOT NULL)");
+        UUID forged = UUID.randomUUID();
+        UUID real = UUID.randomUUID();
+        publish(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers()),
+                List.of(unsigned(topic, forged), event(topic, real, "OrderPlaced")));
+
+        runner().withPropertyValues("once.dispatcher.topics=" + topic, "once.dispatcher.group-id=g-" + topic,
+                "spring.kafka.bootstrap-servers=" + TestKafka.bootstrapServers()).run(context -> {
+            JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+            await().atMost(Duration.ofSeconds(60)).until(() -> jdbc.queryForObject(
+                    "SELECT count(*) FROM effect WHERE event_id = ?", Long.class, real) == 1);
+            assertThat(deadLetterIds(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers()),
+                    topic + WireFormat.DEAD_LETTER_SUFFIX)).containsExactly(forged.toString());
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM idempotency_record WHERE idempotency_key = ?", Long.class,
+                    forged.toString())).isZero();
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            assertThat(meters.get("once.dispatcher.rejected").tag("reason", "SIGNATURE_MISSING").counter().count())
+                    .isEqualTo(1);
+            Health health = context.getBean("onceDispatcherHealthIndicator", HealthIndicator.class).health();
+            assertThat(health.getDetails().get("signing")).isEqualTo("require, signing with key " + KEY
+                    + ", verifying keys " + KEY);
+            assertThat(health.toString()).doesNotContain(SECRET);
+        });
+    }
+
     /** The event ids of the first record on {@code topic}, read over {@code client}'s connection. */
     private static List<String> deadLetterIds(Map<String, Object> client, String topic) {
         Map<String, Object> config = new HashMap<>(client);
@@ -136,7 +174,18 @@ class OnceDispatcherAutoConfigurationIT {
                 List.of(event(topic, id, "OrderPlaced"), event(topic, id, "OrderPlaced")));
     }
 
+    /** An event signed as the relay signs it, with the key the dispatcher is configured with. */
     private static ProducerRecord<String, byte[]> event(String topic, UUID id, String type) {
+        ProducerRecord<String, byte[]> record = unsigned(topic, id, type);
+        RELAY.sign(record);
+        return record;
+    }
+
+    private static ProducerRecord<String, byte[]> unsigned(String topic, UUID id) {
+        return unsigned(topic, id, "OrderPlaced");
+    }
+
+    private static ProducerRecord<String, byte[]> unsigned(String topic, UUID id, String type) {
         ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "o-1", "{}".getBytes(StandardCharsets.UTF_8));
         for (String[] h : new String[][] {{WireFormat.EVENT_ID, id.toString()}, {WireFormat.TENANT_ID, "acme"},
                 {WireFormat.ACTOR_ID, "alice"}, {WireFormat.EVENT_TYPE, type}, {WireFormat.EVENT_VERSION, "1"}}) {

@@ -13,8 +13,8 @@ import dev.once.OnceConfigurationException;
 import dev.once.autoconfigure.OnceStoreAutoConfiguration;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.relay.KafkaTransport;
-import dev.once.relay.OutboxRelay;
 import dev.once.relay.OutboxRelay.RelayState;
+import dev.once.relay.OutboxRelay;
 import dev.once.relay.RelayListener;
 import dev.once.relay.RelayOptions;
 import dev.once.relay.TopicRouter;
@@ -22,6 +22,9 @@ import dev.once.relay.autoconfigure.OnceRelayAutoConfiguration;
 import dev.once.relay.cdc.autoconfigure.OnceCdcRelayAutoConfiguration;
 import dev.once.test.TestKafka;
 import dev.once.test.TestPostgres;
+import dev.once.test.TestSigning;
+import dev.once.wire.RecordSigning;
+import dev.once.wire.autoconfigure.OnceSigningAutoConfiguration;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -270,7 +273,7 @@ class CdcMisconfigurationIT {
                 .withSlot(slot, slot);
         try (HikariDataSource pool = pool(cluster, legacy, SUPERUSER);
              KafkaTransport transport = new KafkaTransport(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                     TestKafka.bootstrapServers()), TopicRouter.byAggregateType(legacy), KafkaTransport.ACK_TIMEOUT);
+                     TestKafka.bootstrapServers()), TopicRouter.byAggregateType(legacy), KafkaTransport.ACK_TIMEOUT, RecordSigning.off());
              CdcRelay before = new CdcRelay("before", pool, earlier, transport, RelayOptions.ofDefaults(),
                      RelayListener.NONE)) {
             before.start();
@@ -301,7 +304,9 @@ class CdcMisconfigurationIT {
                                             RelayListener listener) {
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, OnceStoreAutoConfiguration.class,
-                        OnceRelayAutoConfiguration.class, OnceCdcRelayAutoConfiguration.class))
+                        OnceRelayAutoConfiguration.class, OnceCdcRelayAutoConfiguration.class,
+                        OnceSigningAutoConfiguration.class))
+                .withPropertyValues(TestSigning.PROPERTY)
                 .withBean(DataSource.class, () -> pool(server, database, user))
                 .withBean(RelayListener.class, () -> listener)
                 .withPropertyValues("spring.kafka.bootstrap-servers=" + TestKafka.bootstrapServers(),

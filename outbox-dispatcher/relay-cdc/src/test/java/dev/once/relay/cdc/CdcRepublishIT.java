@@ -14,7 +14,9 @@ import dev.once.relay.cdc.autoconfigure.OnceCdcRelayAutoConfiguration;
 import dev.once.test.ReplicationCleanup;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
+import dev.once.test.TestSigning;
 import dev.once.wire.WireFormat;
+import dev.once.wire.autoconfigure.OnceSigningAutoConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -81,7 +83,8 @@ class CdcRepublishIT {
                 .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class,
                         DataSourceTransactionManagerAutoConfiguration.class, OnceStoreAutoConfiguration.class,
                         OnceCdcRelayAutoConfiguration.class, OnceRelayAutoConfiguration.class,
-                        OnceDispatcherAutoConfiguration.class))
+                        OnceDispatcherAutoConfiguration.class, OnceSigningAutoConfiguration.class))
+                .withPropertyValues(TestSigning.PROPERTY)
                 .withBean(DataSource.class, () -> shared)
                 .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
                 .withUserConfiguration(Projection.class)

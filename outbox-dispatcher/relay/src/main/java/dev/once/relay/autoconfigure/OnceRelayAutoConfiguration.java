@@ -10,6 +10,7 @@ import dev.once.relay.PollingRelay;
 import dev.once.relay.RelayListener;
 import dev.once.relay.TopicRouter;
 import dev.once.retention.RetentionRule;
+import dev.once.wire.RecordSigning;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.HashMap;
 import java.util.Map;
@@ -40,7 +41,7 @@ import org.springframework.kafka.core.ProducerFactory;
 @AutoConfiguration(afterName = {
         "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
         "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
-        "dev.once.autoconfigure.OnceStoreAutoConfiguration"})
+        "dev.once.autoconfigure.OnceStoreAutoConfiguration", "dev.once.wire.autoconfigure.OnceSigningAutoConfiguration"})
 @ConditionalOnBean({DataSource.class, OutboxOperations.class})
 @ConditionalOnBooleanProperty(name = "once.outbox.relay.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(OnceRelayProperties.class)
@@ -58,9 +59,9 @@ public class OnceRelayAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     EventTransport onceEventTransport(OnceRelayProperties properties, TopicRouter router,
-                                      ObjectProvider<ProducerFactory<?, ?>> producers) {
+                                      ObjectProvider<ProducerFactory<?, ?>> producers, RecordSigning signing) {
         return new KafkaTransport(producerSettings(producers.getObject(), properties.getProducer()), router,
-                properties.getAckTimeout());
+                properties.getAckTimeout(), signing);
     }
 
     /**
@@ -125,8 +126,8 @@ public class OnceRelayAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean(name = "onceOutboxRelayHealthIndicator")
         HealthIndicator onceOutboxRelayHealthIndicator(OutboxRelay relay, OutboxOperations status,
-                                                       OnceRelayProperties properties) {
-            return new RelayHealthIndicator(relay, status, properties.getMaxPendingAge());
+                                                       OnceRelayProperties properties, RecordSigning signing) {
+            return new RelayHealthIndicator(relay, status, properties.getMaxPendingAge(), signing);
         }
     }
 }

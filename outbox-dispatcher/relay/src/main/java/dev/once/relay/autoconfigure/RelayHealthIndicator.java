@@ -3,6 +3,7 @@ package dev.once.relay.autoconfigure;
 import dev.once.outbox.OutboxOperations;
 import dev.once.relay.OutboxRelay.RelayState;
 import dev.once.relay.OutboxRelay;
+import dev.once.wire.RecordSigning;
 import java.time.Duration;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -17,11 +18,13 @@ final class RelayHealthIndicator implements HealthIndicator {
     private final OutboxRelay relay;
     private final OutboxOperations status;
     private final Duration maxPendingAge;
+    private final RecordSigning signing;
 
-    RelayHealthIndicator(OutboxRelay relay, OutboxOperations status, Duration maxPendingAge) {
+    RelayHealthIndicator(OutboxRelay relay, OutboxOperations status, Duration maxPendingAge, RecordSigning signing) {
         this.relay = relay;
         this.status = status;
         this.maxPendingAge = maxPendingAge;
+        this.signing = signing;
     }
 
     @Override
@@ -35,7 +38,7 @@ final class RelayHealthIndicator implements HealthIndicator {
         Health.Builder health = up ? Health.up() : Health.down();
         health.withDetail("state", state.status().name()).withDetail("detail", String.valueOf(state.detail()))
                 .withDetail("pending", status.pending()).withDetail("parked", status.parkedCount())
-                .withDetail("oldest-pending-age", oldest.toString());
+                .withDetail("oldest-pending-age", oldest.toString()).withDetail("signing", signing.describe());
         if (!up && !behind) {
             health.withDetail("reason", String.valueOf(state.detail())); // e.g. Kafka refused the relay's credentials
         }

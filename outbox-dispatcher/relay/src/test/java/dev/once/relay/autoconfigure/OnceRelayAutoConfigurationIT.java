@@ -16,6 +16,8 @@ import dev.once.retention.RetentionSweeper;
 import dev.once.test.SecuredKafka;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
+import dev.once.test.TestSigning;
+import dev.once.wire.autoconfigure.OnceSigningAutoConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -59,7 +61,8 @@ class OnceRelayAutoConfigurationIT {
         DataSource shared = new DelegatingDataSource(db.dataSource());
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, OnceStoreAutoConfiguration.class,
-                        OnceRelayAutoConfiguration.class))
+                        OnceRelayAutoConfiguration.class, OnceSigningAutoConfiguration.class))
+                .withPropertyValues(TestSigning.PROPERTY)
                 .withBean(DataSource.class, () -> shared)
                 .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
                 .withPropertyValues("once.outbox.relay.mode=polling", "once.outbox.relay.topic-prefix=" + prefix,
@@ -87,8 +90,23 @@ class OnceRelayAutoConfigurationIT {
             assertThat(meters.get("once.outbox.publish.latency").timer().count()).isEqualTo(20);
             HealthIndicator health = context.getBean("onceOutboxRelayHealthIndicator", HealthIndicator.class);
             assertThat(health.health().getStatus()).isEqualTo(Status.UP);
-            assertThat(health.health().getDetails()).containsEntry("state", "RUNNING");
+            assertThat(health.health().getDetails()).containsEntry("state", "RUNNING")
+                    .containsEntry("signing", "require, signing with key " + TestSigning.KEY_ID + ", verifying keys "
+                            + TestSigning.KEY_ID);
+            assertThat(health.health().toString()).doesNotContain(TestSigning.SECRET);
         });
+    }
+
+    @Test
+    void without_a_signing_key_or_an_explicit_mode_off_startup_stops_with_one_message_naming_both() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, OnceStoreAutoConfiguration.class,
+                        OnceRelayAutoConfiguration.class, OnceSigningAutoConfiguration.class))
+                .withBean(DataSource.class, () -> new DelegatingDataSource(db.dataSource()))
+                .withPropertyValues("once.outbox.relay.mode=polling")
+                .run(context -> assertThat(context).getFailure().rootCause()
+                        .hasMessageContaining("once.outbox.signing.keys.<id>")
+                        .hasMessageContaining("once.outbox.signing.mode=off"));
     }
 
     @Test
@@ -202,7 +220,8 @@ class OnceRelayAutoConfigurationIT {
         DataSource shared = new DelegatingDataSource(db.dataSource());
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, OnceStoreAutoConfiguration.class,
-                        OnceRelayAutoConfiguration.class))
+                        OnceRelayAutoConfiguration.class, OnceSigningAutoConfiguration.class))
+                .withPropertyValues(TestSigning.PROPERTY)
                 .withBean(DataSource.class, () -> shared)
                 .withPropertyValues("once.outbox.relay.mode=polling", "once.outbox.relay.topic-prefix=" + prefix)
                 .withPropertyValues(kafka.toArray(String[]::new));

@@ -1,0 +1,61 @@
+package dev.once.wire.autoconfigure;
+
+import dev.once.OnceConfigurationException;
+import dev.once.wire.RecordSigning;
+import dev.once.wire.SigningKeys;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Lazy;
+
+/**
+ * The {@link RecordSigning} of the service, from {@code once.outbox.signing.*}, for the relay (which signs) and the
+ * dispatcher (which verifies). Created when one of them needs it, so a service that does neither is not asked for
+ * keys; then a mode without its keys, or no choice at all, stops startup with one message naming the fix, and the
+ * mode is logged once.
+ */
+@AutoConfiguration
+@ConditionalOnClass(name = "dev.once.OnceConfigurationException")
+@EnableConfigurationProperties(OnceSigningProperties.class)
+public class OnceSigningAutoConfiguration {
+
+    private static final Logger log = LoggerFactory.getLogger(OnceSigningAutoConfiguration.class);
+
+    @Bean
+    @Lazy
+    @ConditionalOnMissingBean
+    RecordSigning onceRecordSigning(OnceSigningProperties properties) {
+        RecordSigning signing = signing(properties);
+        log.info("Once record signing: {}", signing.describe());
+        return signing;
+    }
+
+    static RecordSigning signing(OnceSigningProperties properties) {
+        RecordSigning.Mode mode = properties.getMode();
+        boolean keyed = !properties.getKeys().isEmpty();
+        if (mode == RecordSigning.Mode.OFF) {
+            return RecordSigning.off();
+        }
+        if (!keyed) {
+            throw new OnceConfigurationException(mode == null
+                    ? "Once signs the records it relays and verifies them before a handler runs, and no signing key is configured"
+                    : "once.outbox.signing.mode=" + mode + " needs a signing key, and none is configured",
+                    "Set once.outbox.signing.keys.<id>=<secret of 32 bytes or more>, the same on every service that relays or "
+                            + "consumes these topics, or once.outbox.signing.mode=off to run without signatures (then anyone "
+                            + "who can write to the topics chooses the tenant and actor a handler acts for)");
+        }
+        try {
+            return RecordSigning.of(mode == null ? RecordSigning.Mode.REQUIRE : mode,
+                    SigningKeys.of(properties.getKeys(), properties.getCurrentKey()));
+        } catch (IllegalArgumentException e) {
+            throw new OnceConfigurationException("once.outbox.signing.keys: " + e.getMessage(),
+                    "Give every key an id of letters, digits, '.', '_' or '-' and a secret of at least "
+                            + SigningKeys.MIN_SECRET_BYTES + " bytes, and name the signing one in once.outbox.signing.current-key "
+                            + "when there are several");
+        }
+    }
+}
