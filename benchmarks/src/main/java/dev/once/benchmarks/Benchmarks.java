@@ -20,8 +20,9 @@ public final class Benchmarks {
             case "guard" -> dev.once.benchmarks.guard.GuardBenchmark.main(rest);
             case "relay" -> dev.once.benchmarks.relay.RelayBenchmark.main(rest);
             case "dispatch" -> dev.once.benchmarks.dispatch.DispatchBenchmark.main(rest);
+            case "retention" -> dev.once.benchmarks.retention.RetentionBenchmark.main(rest);
             default -> {
-                System.err.println("Unknown benchmark '" + name + "'; known: claim, guard, relay, dispatch");
+                System.err.println("Unknown benchmark '" + name + "'; known: claim, guard, relay, dispatch, retention");
                 System.exit(2);
             }
         }

@@ -5,10 +5,13 @@ import dev.once.idempotency.HandlerClaims;
 import dev.once.idempotency.IdempotencyDefaults;
 import dev.once.idempotency.IdempotencyOperations;
 import dev.once.idempotency.IdempotencyStore;
+import dev.once.outbox.DomainEvents;
+import dev.once.outbox.OutboxEventMapper;
 import dev.once.outbox.OutboxOperations;
 import dev.once.outbox.OutboxWriter;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -80,6 +83,17 @@ public class OnceStoreAutoConfiguration {
     @ConditionalOnMissingBean
     OutboxWriter outboxWriter(DataSource dataSource, OnceSchema schema) {
         return OutboxWriter.create(dataSource);
+    }
+
+    /**
+     * Application events of mapped types ({@code @OutboxMapping}, {@code OutboxEventMapper} beans) into the outbox, in
+     * the publishing transaction; {@code once.outbox.domain-events.enabled=false} leaves every event alone.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBooleanProperty(name = "once.outbox.domain-events.enabled", matchIfMissing = true)
+    DomainEvents onceDomainEvents(OutboxWriter writer, ObjectProvider<OutboxEventMapper> mappers) {
+        return new DomainEvents(writer, mappers.orderedStream().toList());
     }
 
     @Bean

@@ -7,6 +7,7 @@ import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.ResponseTooLargeException;
 import dev.once.idempotency.StaleClaimException;
 import dev.once.idempotency.StoredResponse;
+import dev.once.internal.CurrentOutbox;
 import dev.once.internal.TransientFailures;
 import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;
@@ -221,6 +222,8 @@ public final class IdempotencyMutationGuard {
      */
     private static StoredResponse invoke(MutationHandler handler, MutationContext context,
                                          org.springframework.transaction.TransactionStatus tx) {
+        CurrentOutbox.Target previous = CurrentOutbox.bind(new CurrentOutbox.Target(context.scope().tenantId(),
+                context.scope().userId(), context::append)); // domain events published by the handler bind like append
         try {
             StoredResponse response = handler.handle(context);
             if (response == null) {
@@ -232,6 +235,8 @@ public final class IdempotencyMutationGuard {
             return response;
         } catch (Exception e) {
             throw new HandlerFailure(e);
+        } finally {
+            CurrentOutbox.restore(previous);
         }
     }
 

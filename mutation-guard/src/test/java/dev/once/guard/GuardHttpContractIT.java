@@ -108,6 +108,27 @@ class GuardHttpContractIT {
     }
 
     @Test
+    void a_domain_event_the_aggregate_registers_is_bound_to_the_record_and_a_replay_writes_no_second_row() {
+        String key = UUID.randomUUID().toString();
+
+        HttpResponse<String> first = http.post("/accounts/registered", "alice", key, ADA);
+        HttpResponse<String> replay = http.post("/accounts/registered", "alice", key, ADA);
+
+        assertThat(first.statusCode()).isEqualTo(201);
+        assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(probe.runs("register")).isEqualTo(1);
+        String accountId = body(first).get("id").toString();
+        List<Map<String, Object>> events = jdbc.queryForList(
+                "SELECT id, tenant_id, actor_id, event_type FROM outbox_event WHERE aggregate_id = ?", accountId);
+        assertThat(events).singleElement().satisfies(event -> {
+            assertThat(event.get("event_type")).isEqualTo("AccountRegistered");
+            assertThat(event.get("actor_id")).as("the request's user, not the event's say").isEqualTo("alice");
+        });
+        assertThat(jdbc.queryForObject("SELECT outbox_event_id FROM idempotency_record WHERE idempotency_key = ?",
+                UUID.class, key)).isEqualTo(events.get(0).get("id"));
+    }
+
+    @Test
     void a_repeat_replays_the_first_response_and_the_work_happens_once() {
         String key = UUID.randomUUID().toString();
 

@@ -40,12 +40,16 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *   <li>drain: 100,000 rows of ~200-byte payload commit in one transaction; the clock runs from that commit until
  *       none is pending (published, acknowledged and deleted), and the rate counting the insert too is printed
  *       beside it.</li>
+ *   <li>burst: {@code --writers} threads (16) commit one row per transaction as fast as they can, {@code --burst}
+ *       rows in all (20,000, then 100,000); commit-to-acknowledgement p50/p99 during the burst and the tail (last
+ *       commit to last acknowledgement) are printed, and the writers' tx/s against the same writers with no relay,
+ *       measured first in the same run.</li>
  * </ul>
- * Each relay runs once per signing variant ({@code --signing off,on}: records unsigned, and signed with an HMAC key
- * as {@code once.outbox.signing.keys} would), and a summary compares the signed drain and latency with the unsigned
- * ones of the same run. With {@code --heap}, the drain prints the heap in use after a full GC every 10 s.
+ * Each relay runs once per entry of {@code --signing off,on,on,off} (records unsigned, or signed with an HMAC key as
+ * {@code once.outbox.signing.keys} would; the ABBA order lets warm-up and drift weigh on both alike), and a summary
+ * compares the means of the signed drain and latency with the unsigned ones of the same run. With {@code --heap}, the drain prints the heap in use after a full GC every 10 s.
  * Options: {@code --rows 100000 --aggregates 1000 --rate 2000 --seconds 10 --relays polling,cdc --workers 2 --batch 2000
- * --signing off,on --heap}.
+ * --signing off,on,on,off --burst 20000,100000 --writers 16 --heap}.
  */
 public final class RelayBenchmark {
 
@@ -60,7 +64,9 @@ public final class RelayBenchmark {
         int workers = RelayOptions.WORKERS;
         int batch = 2_000;
         int aggregates = 1_000;
-        List<String> signings = List.of("off", "on");
+        List<String> signings = List.of("off", "on", "on", "off");
+        List<Integer> bursts = List.of(20_000, 100_000);
+        int writers = 16;
         boolean heap = java.util.Arrays.asList(args).contains("--heap");
         args = java.util.Arrays.stream(args).filter(a -> !a.equals("--heap")).toArray(String[]::new);
         for (int i = 0; i + 1 < args.length; i += 2) {
@@ -73,6 +79,9 @@ public final class RelayBenchmark {
                 case "--batch" -> batch = Integer.parseInt(args[i + 1]);
                 case "--aggregates" -> aggregates = Integer.parseInt(args[i + 1]);
                 case "--signing" -> signings = List.of(args[i + 1].split(","));
+                case "--burst" -> bursts = args[i + 1].isEmpty() || args[i + 1].equals("none") ? List.of()
+                        : java.util.Arrays.stream(args[i + 1].split(",")).map(Integer::valueOf).toList();
+                case "--writers" -> writers = Integer.parseInt(args[i + 1]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -85,21 +94,31 @@ public final class RelayBenchmark {
         org.apache.kafka.tools.ProducerPerformance.main(new String[] {"--topic", baselineTopic, "--num-records",
                 Integer.toString(rows), "--record-size", "200", "--throughput", "-1", "--producer-props",
                 "bootstrap.servers=" + bootstrap, "acks=all", "enable.idempotence=true", "linger.ms=5"});
-        Map<String, Result> results = new java.util.LinkedHashMap<>();
+        Map<Integer, Double> bare = new java.util.LinkedHashMap<>();
+        for (int burst : bursts) {
+            bare.put(burst, bareWriters(server, burst, writers));
+            System.out.printf(Locale.ROOT, "raw baseline: %d writers, no relay: %d rows at %.0f tx/s%n", writers, burst,
+                    bare.get(burst));
+        }
+        Map<String, List<Result>> results = new java.util.LinkedHashMap<>();
         for (String relay : relays) {
             for (String signing : signings) {
                 RecordSigning recordSigning = signing.equals("on")
                         ? RecordSigning.require(SigningKeys.of(Map.of("bench-1", "a benchmark key of thirty-two bytes or more"), null))
                         : RecordSigning.off();
-                results.put(relay + " signing " + signing, run(server, bootstrap, relay, recordSigning, rows, rate, seconds,
-                        workers, batch, aggregates, heap));
+                Result result = run(server, bootstrap, relay, recordSigning, rows, rate, seconds, workers, batch, aggregates,
+                        heap, bare, writers);
+                results.computeIfAbsent(relay + " signing " + signing, k -> new ArrayList<>()).add(result);
             }
         }
-        System.out.printf(Locale.ROOT, "%n%-22s %12s %9s %9s%n", "variant", "drain ev/s", "p50 ms", "p99 ms");
-        results.forEach((name, r) -> System.out.printf(Locale.ROOT, "%-22s %12.0f %9.1f %9.1f%n", name, r.drain(), r.p50(), r.p99()));
+        System.out.printf(Locale.ROOT, "%n%-22s %5s %12s %9s %9s  (means)%n", "variant", "runs", "drain ev/s", "p50 ms", "p99 ms");
+        results.forEach((name, r) -> {
+            Result mean = Result.mean(r);
+            System.out.printf(Locale.ROOT, "%-22s %5d %12.0f %9.1f %9.1f%n", name, r.size(), mean.drain(), mean.p50(), mean.p99());
+        });
         for (String relay : relays) {
-            Result off = results.get(relay + " signing off");
-            Result on = results.get(relay + " signing on");
+            Result off = results.containsKey(relay + " signing off") ? Result.mean(results.get(relay + " signing off")) : null;
+            Result on = results.containsKey(relay + " signing on") ? Result.mean(results.get(relay + " signing on")) : null;
             if (off != null && on != null) {
                 System.out.printf(Locale.ROOT, "%s relay, signing on / off: drain %.2fx, p99 %.2fx%n", relay,
                         on.drain() / off.drain(), on.p99() / off.p99());
@@ -109,10 +128,17 @@ public final class RelayBenchmark {
 
     /** A relay's figures in one variant: drain rate from commit, and commit-to-acknowledgement latency at the rate. */
     record Result(double drain, double p50, double p99) {
+
+        static Result mean(List<Result> runs) {
+            return new Result(runs.stream().mapToDouble(Result::drain).average().orElse(Double.NaN),
+                    runs.stream().mapToDouble(Result::p50).average().orElse(Double.NaN),
+                    runs.stream().mapToDouble(Result::p99).average().orElse(Double.NaN));
+        }
     }
 
     private static Result run(PostgresServer server, String bootstrap, String kind, RecordSigning signing, int rows, int rate,
-                              int seconds, int workers, int batch, int aggregates, boolean heap) throws Exception {
+                              int seconds, int workers, int batch, int aggregates, boolean heap, Map<Integer, Double> bursts,
+                              int writers) throws Exception {
         String schema = "bench_relay_" + Long.toHexString(System.nanoTime());
         execute(server, "CREATE SCHEMA " + schema);
         String slot = schema.toLowerCase(Locale.ROOT);
@@ -174,6 +200,17 @@ public final class RelayBenchmark {
                 System.out.printf(Locale.ROOT, "%s relay: drained %d rows at %.0f events/s from their commit "
                         + "(%.0f events/s counting the %.0f ms insert too)%n", kind, rows, drain,
                         rows / ((drained - insertStart) / 1e9), (committed - insertStart) / 1e6);
+                for (Map.Entry<Integer, Double> burst : bursts.entrySet()) {
+                    latencies.clear();
+                    published.set(0);
+                    Burst b = burst(schema, burst.getKey(), writers, published);
+                    List<Long> during = new ArrayList<>(latencies);
+                    during.sort(Long::compare);
+                    System.out.printf(Locale.ROOT, "%s relay, burst of %d rows from %d writers: %.0f tx/s (%.2fx of no relay), "
+                            + "commit->ack p50 %.1f ms, p99 %.1f ms, tail after the last commit %.0f ms%n", kind, burst.getKey(),
+                            writers, b.txPerSecond(), b.txPerSecond() / burst.getValue(), percentile(during, 0.50),
+                            percentile(during, 0.99), b.tailMillis());
+                }
                 return new Result(drain, percentile(sorted, 0.50), percentile(sorted, 0.99));
             }
         } finally {
@@ -194,6 +231,61 @@ public final class RelayBenchmark {
             }
             execute(server, "DROP SCHEMA " + schema + " CASCADE");
         }
+    }
+
+    /** A burst's figures: the writers' rate, and the time from the last commit until the relay had acknowledged all. */
+    record Burst(double txPerSecond, double tailMillis) {
+    }
+
+    /**
+     * {@code writers} threads, each on a connection of its own, commit one row per transaction as fast as they can
+     * until {@code rows} are committed; then waits until the relay reported them all published.
+     */
+    private static Burst burst(String schema, int rows, int writers, AtomicLong published) throws Exception {
+        try (HikariDataSource pool = TestDatabase.newDataSource(schema, writers, null)) {
+            long[] window = write(new JdbcTemplate(pool), rows, writers);
+            while (published.get() < rows) {
+                LockSupport.parkNanos(Duration.ofMillis(1).toNanos());
+            }
+            long acknowledged = System.nanoTime();
+            return new Burst(rows / ((window[1] - window[0]) / 1e9), (acknowledged - window[1]) / 1e6);
+        }
+    }
+
+    /** The writers' rate with no relay running: the baseline of a burst, on a schema of its own. */
+    private static double bareWriters(PostgresServer server, int rows, int writers) throws Exception {
+        String schema = "bench_bare_" + Long.toHexString(System.nanoTime());
+        execute(server, "CREATE SCHEMA " + schema);
+        try (HikariDataSource pool = TestDatabase.newDataSource(schema, writers, null)) {
+            OnceMigrations.migrate(pool);
+            long[] window = write(new JdbcTemplate(pool), rows, writers);
+            return rows / ((window[1] - window[0]) / 1e9);
+        } finally {
+            execute(server, "DROP SCHEMA " + schema + " CASCADE");
+        }
+    }
+
+    /** Commits {@code rows} one-row transactions from {@code writers} threads; returns the first start and last commit. */
+    private static long[] write(JdbcTemplate jdbc, int rows, int writers) throws InterruptedException {
+        AtomicLong next = new AtomicLong();
+        List<Thread> threads = new ArrayList<>();
+        long start = System.nanoTime();
+        for (int w = 0; w < writers; w++) {
+            Thread t = new Thread(() -> {
+                long n;
+                while ((n = next.getAndIncrement()) < rows) {
+                    jdbc.update("INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,"
+                            + " event_version, payload) VALUES (gen_random_uuid(), 'acme', 'alice', 'order', ?, 'OrderPlaced', 1,"
+                            + " convert_to(jsonb_build_object('n', ?, 'note', repeat('x', 170))::text, 'UTF8'))", "w-" + (n % 1000), n);
+                }
+            });
+            t.start();
+            threads.add(t);
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        return new long[] {start, System.nanoTime()};
     }
 
     /** Prints the heap in use after a full GC every 10 s until the relay reported {@code rows} published. */

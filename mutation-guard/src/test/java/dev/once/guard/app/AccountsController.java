@@ -125,6 +125,16 @@ public class AccountsController {
                 "inner_replayed", String.valueOf(inner.getHeaders().getFirst("Idempotent-Replayed"))));
     }
 
+    /** The account's domain event goes to the outbox by itself, bound to the request's record: no append here. */
+    @Idempotent
+    @PostMapping("/accounts/registered")
+    public ResponseEntity<Map<String, Object>> register(@RequestBody CreateAccount body, MutationContext ctx) {
+        probe.ran("register");
+        Account account = accounts.save(Account.registered(UUID.randomUUID(), ctx.scope().tenantId(), body.name(),
+                body.email()));
+        return ResponseEntity.created(URI.create("/accounts/" + account.getId())).body(json(account));
+    }
+
     /** Not declared idempotent: untouched by Once even when a client sends a key. */
     @PostMapping("/accounts/unguarded")
     public ResponseEntity<Map<String, Object>> createUnguarded(@RequestBody CreateAccount body, Authentication user) {

@@ -1,14 +1,20 @@
 package dev.once.example.accounts;
 
+import dev.once.outbox.OutboxMapping;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 import java.util.UUID;
+import org.springframework.data.domain.AbstractAggregateRoot;
 
+/**
+ * An account, and the aggregate that raises {@link AccountCreated}: Spring Data publishes the events it registers
+ * when the repository saves it, and Once appends them to the outbox in the same transaction.
+ */
 @Entity
 @Table(name = "account")
-class Account {
+class Account extends AbstractAggregateRoot<Account> {
 
     @Id
     private UUID id;
@@ -28,12 +34,27 @@ class Account {
     protected Account() {
     }
 
-    Account(UUID id, String tenantId, String name, String email, String createdBy) {
+    private Account(UUID id, String tenantId, String name, String email, String createdBy) {
         this.id = id;
         this.tenantId = tenantId;
         this.name = name;
         this.email = email;
         this.createdBy = createdBy;
+    }
+
+    /** A new account, which registers its {@link AccountCreated}. */
+    static Account open(String tenantId, String name, String email, String createdBy) {
+        Account account = new Account(UUID.randomUUID(), tenantId, name, email, createdBy);
+        account.registerEvent(new AccountCreated(account.id, tenantId, name, email));
+        return account;
+    }
+
+    /**
+     * The account's first event, on topic {@code <prefix>.account} keyed by the account id. Inside the guarded
+     * request, the outbox row's tenant and actor are the request's.
+     */
+    @OutboxMapping(aggregate = "account", aggregateId = "accountId", type = "AccountCreated", version = 1)
+    record AccountCreated(UUID accountId, String tenantId, String name, String email) {
     }
 
     UUID id() {
