@@ -15,6 +15,18 @@ public final class Benchmarks {
     public static void main(String[] args) throws Exception {
         String name = args.length == 0 ? "claim" : args[0].toLowerCase(Locale.ROOT);
         String[] rest = args.length == 0 ? args : Arrays.copyOfRange(args, 1, args.length);
+        try {
+            run(name, rest);
+        } catch (Exception | Error e) {
+            e.printStackTrace();
+            System.exit(1); // the embedded broker's threads would otherwise keep the JVM alive
+        }
+        // embedded brokers and client threads are not daemons; a finished benchmark ends the JVM
+        System.out.flush();
+        System.exit(0);
+    }
+
+    private static void run(String name, String[] rest) throws Exception {
         switch (name) {
             case "claim" -> ClaimBenchmark.main(rest);
             case "guard" -> dev.once.benchmarks.guard.GuardBenchmark.main(rest);
@@ -26,8 +38,5 @@ public final class Benchmarks {
                 System.exit(2);
             }
         }
-        // embedded brokers and client threads are not daemons; a finished benchmark ends the JVM
-        System.out.flush();
-        System.exit(0);
     }
 }

@@ -48,7 +48,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * Events/s through the dispatcher with a TRANSACTIONAL handler that inserts one row per event, against the same
  * handler (one row, one transaction) on a plain spring-kafka listener without claims, the at-least-once baseline, and
  * against a plain batch listener with one transaction and one multi-row insert per poll, as a careful team batches
- * by hand.
+ * by hand, and the same batch listener inserting event by event, the floor of a handler called once per event.
  * Both consume the same backlog, each with a group of its own, in the same run; the backlog is signed as a relay signs
  * it, and the dispatcher runs twice, without verifying ({@code once.outbox.signing.mode=off}) and verifying every
  * record ({@code require}), twice each in the order off, require, require, off. Options: {@code --events 20000}; {@code --events 1000000 --heap} runs the dispatcher once
@@ -85,6 +85,10 @@ public final class DispatchBenchmark {
             double plain = heapOnly ? Double.NaN : timed(jdbc, "plain", events, () -> plainListener(bootstrap, topic,
                     (MessageListener<String, byte[]>) record -> tx.executeWithoutResult(s -> jdbc.update(
                             "INSERT INTO effect VALUES ('plain', ?)", eventId(record)))));
+            // the floor of a per-event handler: one transaction per poll, one insert per event, no claims
+            double perEvent = heapOnly ? Double.NaN : timed(jdbc, "per-event", events, () -> plainListener(bootstrap, topic,
+                    (BatchMessageListener<String, byte[]>) records -> tx.executeWithoutResult(s -> records.forEach(r ->
+                            jdbc.update("INSERT INTO effect VALUES ('per-event', ?)", eventId(r))))));
             // what a careful team writes without Once: one transaction per poll, one multi-row insert, no claims
             double batched = heapOnly ? Double.NaN : timed(jdbc, "batched", events, () -> plainListener(bootstrap, topic,
                     (BatchMessageListener<String, byte[]>) records -> tx.executeWithoutResult(s -> jdbc.batchUpdate(
@@ -101,10 +105,16 @@ public final class DispatchBenchmark {
             }
             double once = heapOnly ? runs[0] : (runs[0] + runs[3]) / 2;
             double signed = heapOnly ? runs[1] : (runs[1] + runs[2]) / 2;
+            double verifyMicros = verifyCost(topic);
+            System.out.printf(Locale.ROOT, "%-50s %10.1f us per record (%.1f %% of a record's time at the unsigned rate)%n",
+                    "signature check alone, one thread", verifyMicros, verifyMicros * once / 1e4);
             System.out.printf(Locale.ROOT, "%-50s %10.0f events/s%n", "plain spring-kafka listener", plain);
             System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  ratio %.2fx%n", "plain batch listener, one tx per poll",
                     batched, batched / plain);
-            System.out.printf(Locale.ROOT, "%-50s %10.2fx of the batch listener%n", "Once dispatcher, signing off", once / batched);
+            System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  ratio %.2fx%n", "plain batch listener, one insert per event",
+                    perEvent, perEvent / plain);
+            System.out.printf(Locale.ROOT, "%-50s %10.2fx of the batch listener, %.2fx of one insert per event%n",
+                    "Once dispatcher, signing off", once / batched, once / perEvent);
             System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  ratio %.2fx%n", "Once dispatcher (TRANSACTIONAL), signing off, mean",
                     once, once / plain);
             System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  ratio %.2fx, %.2fx of signing off%n",
@@ -112,6 +122,37 @@ public final class DispatchBenchmark {
         } finally {
             execute(server, "DROP SCHEMA " + schema + " CASCADE");
         }
+    }
+
+    /**
+     * The floor of verifying: microseconds per {@link RecordSigning#verify} of a record like the backlog's, on one
+     * thread, after a warm-up (what the consumer thread pays per record, without Kafka or the database).
+     */
+    private static double verifyCost(String topic) {
+        ProducerRecord<String, byte[]> sent = new ProducerRecord<>(topic, "o-1",
+                ("{\"n\":1,\"note\":\"" + "x".repeat(170) + "\"}").getBytes(StandardCharsets.UTF_8));
+        for (String[] h : new String[][] {{WireFormat.EVENT_ID, UUID.randomUUID().toString()},
+                {WireFormat.TENANT_ID, "acme"}, {WireFormat.ACTOR_ID, "alice"}, {WireFormat.AGGREGATE_TYPE, "order"},
+                {WireFormat.EVENT_TYPE, "OrderPlaced"}, {WireFormat.EVENT_VERSION, "1"},
+                {WireFormat.CONTENT_TYPE, "application/json"}}) {
+            sent.headers().add(h[0], h[1].getBytes(StandardCharsets.UTF_8));
+        }
+        SIGNING.sign(sent);
+        ConsumerRecord<String, byte[]> received = new ConsumerRecord<>(topic, 0, 0L, sent.key(), sent.value());
+        sent.headers().forEach(h -> received.headers().add(h));
+        int valid = 0;
+        for (int i = 0; i < 200_000; i++) {
+            valid += SIGNING.verify(received).accepted() ? 1 : 0;
+        }
+        long start = System.nanoTime();
+        for (int i = 0; i < 500_000; i++) {
+            valid += SIGNING.verify(received).accepted() ? 1 : 0;
+        }
+        double micros = (System.nanoTime() - start) / 1e3 / 500_000;
+        if (valid != 700_000) {
+            throw new IllegalStateException("a signed record did not verify");
+        }
+        return micros;
     }
 
     /** A spring-kafka container with {@code listener} (a record or a batch listener), one consumer thread, no claims. */

@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.relay.EventTransport;
 import dev.once.relay.KafkaTransport;
+import dev.once.relay.OutboxMessage;
 import dev.once.relay.OutboxRelay;
 import dev.once.relay.PollingRelay;
 import dev.once.relay.RelayListener;
@@ -45,7 +46,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *       commit to last acknowledgement) are printed, and the writers' tx/s against the same writers with no relay,
  *       measured first in the same run.</li>
  * </ul>
- * Each relay runs once per entry of {@code --signing off,on,on,off} (records unsigned, or signed with an HMAC key as
+ * Before them, the CDC relay runs once with Kafka taken out (a transport that acknowledges at once): the floor of
+ * Debezium's decoding and the relay's bookkeeping ({@code --no-floor} skips it). Each relay runs once per entry of {@code --signing off,on,on,off} (records unsigned, or signed with an HMAC key as
  * {@code once.outbox.signing.keys} would; the ABBA order lets warm-up and drift weigh on both alike), and a summary
  * compares the means of the signed drain and latency with the unsigned ones of the same run. With {@code --heap}, the drain prints the heap in use after a full GC every 10 s.
  * Options: {@code --rows 100000 --aggregates 1000 --rate 2000 --seconds 10 --relays polling,cdc --workers 2 --batch 2000
@@ -68,7 +70,8 @@ public final class RelayBenchmark {
         List<Integer> bursts = List.of(20_000, 100_000);
         int writers = 16;
         boolean heap = java.util.Arrays.asList(args).contains("--heap");
-        args = java.util.Arrays.stream(args).filter(a -> !a.equals("--heap")).toArray(String[]::new);
+        boolean floor = !java.util.Arrays.asList(args).contains("--no-floor");
+        args = java.util.Arrays.stream(args).filter(a -> !a.equals("--heap") && !a.equals("--no-floor")).toArray(String[]::new);
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--rows" -> rows = Integer.parseInt(args[i + 1]);
@@ -101,6 +104,11 @@ public final class RelayBenchmark {
                     bare.get(burst));
         }
         Map<String, List<Result>> results = new java.util.LinkedHashMap<>();
+        if (floor) {
+            // the CDC relay's floor: Debezium's decoding and the relay's bookkeeping, with Kafka taken out
+            results.computeIfAbsent("cdc-floor (no Kafka)", k -> new ArrayList<>()).add(run(server, bootstrap, "cdc-floor",
+                    RecordSigning.off(), rows, rate, seconds, workers, batch, aggregates, heap, bare, writers));
+        }
         for (String relay : relays) {
             for (String signing : signings) {
                 RecordSigning recordSigning = signing.equals("on")
@@ -159,10 +167,11 @@ public final class RelayBenchmark {
                     latencies.add(latency.toNanos());
                 }
             };
-            EventTransport transport = new KafkaTransport(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
-                    TopicRouter.byAggregateType(prefix), Duration.ofSeconds(30), signing);
+            EventTransport transport = kind.equals("cdc-floor") ? new AcknowledgingTransport()
+                    : new KafkaTransport(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
+                            TopicRouter.byAggregateType(prefix), Duration.ofSeconds(30), signing);
             RelayOptions options = RelayOptions.ofDefaults().withBatchSize(batch).withWorkers(workers);
-            OutboxRelay relay = kind.equals("cdc")
+            OutboxRelay relay = kind.startsWith("cdc")
                     ? new CdcRelay("bench", ds, CdcSettings.of(server.jdbcUrl(), server.username(), server.password(), schema)
                             .withSlot(slot, slot), transport, options, listener)
                     : new PollingRelay("bench", ds, transport, options, listener);
@@ -214,7 +223,7 @@ public final class RelayBenchmark {
                 return new Result(drain, percentile(sorted, 0.50), percentile(sorted, 0.99));
             }
         } finally {
-            if (kind.equals("cdc")) {
+            if (kind.startsWith("cdc")) {
                 try (Connection c = DriverManager.getConnection(server.jdbcUrl(), server.username(), server.password());
                      Statement s = c.createStatement()) {
                     for (int i = 0; i < 100; i++) {
@@ -230,6 +239,19 @@ public final class RelayBenchmark {
                 }
             }
             execute(server, "DROP SCHEMA " + schema + " CASCADE");
+        }
+    }
+
+    /** Acknowledges every message at once, as if Kafka took no time: what is left of a relay's latency is its own. */
+    private static final class AcknowledgingTransport implements EventTransport {
+
+        @Override
+        public Delivery send(List<OutboxMessage> messages) {
+            return new Delivery(messages.stream().map(OutboxMessage::id).toList(), Map.of());
+        }
+
+        @Override
+        public void close() {
         }
     }
 

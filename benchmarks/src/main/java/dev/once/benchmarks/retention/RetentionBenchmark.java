@@ -90,6 +90,10 @@ public final class RetentionBenchmark {
         String bootstrap = TestKafka.bootstrapServers();
         System.out.printf(Locale.ROOT, "retention benchmark: %d guarded requests from %d writers, each one event handled; "
                 + "ttl %s, grace %s, sweep every %s; on %s, Kafka %s%n", requests, writers, ttl, grace, interval, server, bootstrap);
+        String autovacuum = setting(server, "autovacuum");
+        System.out.println("autovacuum: " + autovacuum + ("on".equals(autovacuum) ? ""
+                : " - deleted rows' space is never reclaimed, so row counts can level off but relation sizes cannot;"
+                        + " production servers vacuum (ALTER SYSTEM SET autovacuum = on; SELECT pg_reload_conf())"));
         Result off = run(server, bootstrap, false, requests, writers, ttl, grace, interval);
         Result on = run(server, bootstrap, true, requests, writers, ttl, grace, interval);
         System.out.printf(Locale.ROOT, "%n%-16s %12s %12s %14s%n", "sweeps", "claims/s", "p99 ms", "handled/s");
@@ -116,12 +120,12 @@ public final class RetentionBenchmark {
             IdempotencyStore store = IdempotencyStore.create(ds);
             IdempotencyMutationGuard guard = new IdempotencyMutationGuard(store, transactions, FailureMapper.INTERNAL_ERROR,
                     GuardListener.NONE);
-            IdempotencyPolicy policy = IdempotencyPolicy.custom().ttl(ttl).build();
+            IdempotencyPolicy policy = IdempotencyPolicy.custom().lease(Duration.ofSeconds(5)).ttl(ttl).build();
 
             LongAdder handled = new LongAdder();
             EventDispatcher dispatcher = new EventDispatcher(store, transactions, List.of(HandlerRegistration.transactional(
                     "OrderPlaced", 1, "projection", event -> jdbc.update("INSERT INTO effect VALUES (?)", event.eventId()))),
-                    ClaimPolicy.custom().ttl(ttl).build(), RecordSigning.off(), new DispatchListener() {
+                    ClaimPolicy.custom().lease(Duration.ofSeconds(5)).ttl(ttl).build(), RecordSigning.off(), new DispatchListener() {
                         @Override
                         public void handled(String handlerKey, Duration elapsed) {
                             handled.increment();
@@ -274,6 +278,15 @@ public final class RetentionBenchmark {
             lastAt = now;
             lastClaimed = claims;
             lastSwept = sweptNow;
+        }
+    }
+
+    private static String setting(PostgresServer server, String name) throws Exception {
+        try (Connection c = DriverManager.getConnection(server.jdbcUrl(), server.username(), server.password());
+             Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery("SELECT current_setting('" + name + "')")) {
+            rs.next();
+            return rs.getString(1);
         }
     }
 

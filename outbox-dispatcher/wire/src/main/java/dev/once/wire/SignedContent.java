@@ -45,11 +45,22 @@ final class SignedContent {
         }
     }
 
-    private static byte[] sha256(byte[] value) {
+    /** Cloned for each digest: cheaper than looking the algorithm up among the providers every time. */
+    private static final MessageDigest SHA_256;
+
+    static {
         try {
-            return MessageDigest.getInstance("SHA-256").digest(value);
+            SHA_256 = MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("Every Java platform has SHA-256", e);
+        }
+    }
+
+    private static byte[] sha256(byte[] value) {
+        try {
+            return ((MessageDigest) SHA_256.clone()).digest(value);
+        } catch (CloneNotSupportedException e) {
+            throw new IllegalStateException("The platform's SHA-256 cannot be cloned", e);
         }
     }
 }
