@@ -47,6 +47,9 @@ public final class GuardBenchmark {
     /** The guard's statements without the guard (BenchApp's store-only endpoint): the floor of its design. */
     private static final String FLOOR = "floor (store calls only)";
 
+    /** Fresh keys on the same service started with {@code once.outbox.domain-events.enabled=false}. */
+    private static final String NO_LISTENER = "guarded, fresh keys, domain events off";
+
     private GuardBenchmark() {
     }
 
@@ -134,54 +137,74 @@ public final class GuardBenchmark {
     private static void endpoint(PostgresServer server, String schema, Load load, List<String> variants)
             throws Exception {
         int clients = load.clients();
-        ConfigurableApplicationContext app = new SpringApplicationBuilder(BenchApp.class).properties(Map.of(
-                "server.port", "0",
-                "spring.datasource.url", server.jdbcUrlForSchema(schema),
-                "spring.datasource.username", server.username(),
-                "spring.datasource.password", server.password(),
-                "spring.datasource.hikari.maximum-pool-size", Integer.toString(clients + 4),
-                "server.tomcat.threads.max", Integer.toString(clients + 4),
-                "logging.level.root", "WARN",
-                "once.outbox.relay.enabled", "false", // the endpoint is measured, not the relay
-                "spring.main.banner-mode", "off")).run();
+        ConfigurableApplicationContext app = app(server, schema, clients, true);
+        // the same service without Once's domain-event listener, for the on/off variant of the same run
+        ConfigurableApplicationContext noListener = app(server, schema, clients, false);
         try {
             int port = ((WebServerApplicationContext) app).getWebServer().getPort();
-            String auth = "Basic " + Base64.getEncoder().encodeToString("bench:bench-pass".getBytes(StandardCharsets.UTF_8));
-            String body = "{\"name\":\"Ada\"}";
-            String run = Long.toHexString(System.nanoTime());
-            int replayKeys = 256;
-            for (int k = 0; k < replayKeys; k++) {
-                post(port, "/guarded/accounts", auth, "replay-" + run + "-" + k, body, 201);
-            }
-            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-            LoadClient[] plainClients = clients(port, "/plain/accounts", auth, clients);
-            LoadClient[] unguardedClients = clients(port, "/unguarded/accounts", auth, clients);
-            LoadClient[] freshClients = clients(port, "/guarded/accounts", auth, clients);
-            LoadClient[] replayClients = clients(port, "/guarded/accounts", auth, clients);
-            LoadClient[] storeClients = clients(port, "/store-only/accounts", auth, clients);
-            Harness.Operation plain = (t, seq) -> plainClients[t].post(null, bytes, 201);
-            Harness.Operation unguarded = (t, seq) -> unguardedClients[t].post(null, bytes, 201);
-            Harness.Operation fresh = (t, seq) -> freshClients[t].post("fresh-" + run + "-" + t + "-" + seq, bytes, 201);
-            Harness.Operation replay = (t, seq) -> replayClients[t].post(
-                    "replay-" + run + "-" + (int) ((t * 7919L + seq) % replayKeys), bytes, 201);
-            Harness.Operation storeOnly = (t, seq) -> storeClients[t].post("store-" + run + "-" + t + "-" + seq, bytes, 201);
-            List<String> order = new ArrayList<>(List.of("no outbox row", "unguarded", "guarded, fresh keys",
-                    "guarded, replays", FLOOR));
-            if (!variants.isEmpty()) { // for profiling one path: --variants unguarded,replays (names' first words)
-                order.removeIf(name -> variants.stream().noneMatch(v -> List.of(name.split("[ ,]+")).contains(v)));
-            }
-            Map<String, Double> result = Harness.compare(
-                    Map.of("no outbox row", plain, "unguarded", unguarded, "guarded, fresh keys", fresh,
-                            "guarded, replays", replay, FLOOR, storeOnly),
-                    order, clients, load.millis(), load.rounds(), load.warmupMillis());
-            print("POST /accounts over HTTP (" + clients + " clients)", result, "unguarded");
-            for (LoadClient[] group : List.of(plainClients, unguardedClients, freshClients, replayClients, storeClients)) {
-                for (LoadClient client : group) {
-                    client.close();
-                }
-            }
+            int portWithout = ((WebServerApplicationContext) noListener).getWebServer().getPort();
+            measure(port, portWithout, load, variants);
         } finally {
+            noListener.close();
             app.close();
+        }
+    }
+
+    private static ConfigurableApplicationContext app(PostgresServer server, String schema, int clients,
+                                                      boolean domainEvents) {
+        Map<String, Object> properties = new java.util.HashMap<>();
+        properties.put("server.port", "0");
+        properties.put("spring.datasource.url", server.jdbcUrlForSchema(schema));
+        properties.put("spring.datasource.username", server.username());
+        properties.put("spring.datasource.password", server.password());
+        properties.put("spring.datasource.hikari.maximum-pool-size", Integer.toString(clients + 4));
+        properties.put("server.tomcat.threads.max", Integer.toString(clients + 4));
+        properties.put("logging.level.root", "WARN");
+        properties.put("once.outbox.relay.enabled", "false"); // the endpoint is measured, not the relay
+        properties.put("once.outbox.signing.mode", "off"); // nothing is relayed or consumed here
+        properties.put("once.outbox.domain-events.enabled", Boolean.toString(domainEvents));
+        properties.put("spring.main.banner-mode", "off");
+        return new SpringApplicationBuilder(BenchApp.class).properties(properties).run();
+    }
+
+    private static void measure(int port, int portWithout, Load load, List<String> variants) throws Exception {
+        int clients = load.clients();
+        String auth = "Basic " + Base64.getEncoder().encodeToString("bench:bench-pass".getBytes(StandardCharsets.UTF_8));
+        String body = "{\"name\":\"Ada\"}";
+        String run = Long.toHexString(System.nanoTime());
+        int replayKeys = 256;
+        for (int k = 0; k < replayKeys; k++) {
+            post(port, "/guarded/accounts", auth, "replay-" + run + "-" + k, body, 201);
+        }
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        LoadClient[] plainClients = clients(port, "/plain/accounts", auth, clients);
+        LoadClient[] unguardedClients = clients(port, "/unguarded/accounts", auth, clients);
+        LoadClient[] freshClients = clients(port, "/guarded/accounts", auth, clients);
+        LoadClient[] replayClients = clients(port, "/guarded/accounts", auth, clients);
+        LoadClient[] storeClients = clients(port, "/store-only/accounts", auth, clients);
+        LoadClient[] withoutClients = clients(portWithout, "/guarded/accounts", auth, clients);
+        Harness.Operation plain = (t, seq) -> plainClients[t].post(null, bytes, 201);
+        Harness.Operation unguarded = (t, seq) -> unguardedClients[t].post(null, bytes, 201);
+        Harness.Operation fresh = (t, seq) -> freshClients[t].post("fresh-" + run + "-" + t + "-" + seq, bytes, 201);
+        Harness.Operation replay = (t, seq) -> replayClients[t].post(
+                "replay-" + run + "-" + (int) ((t * 7919L + seq) % replayKeys), bytes, 201);
+        Harness.Operation storeOnly = (t, seq) -> storeClients[t].post("store-" + run + "-" + t + "-" + seq, bytes, 201);
+        Harness.Operation without = (t, seq) -> withoutClients[t].post("off-" + run + "-" + t + "-" + seq, bytes, 201);
+        List<String> order = new ArrayList<>(List.of("no outbox row", "unguarded", "guarded, fresh keys",
+                "guarded, replays", FLOOR, NO_LISTENER));
+        if (!variants.isEmpty()) { // for profiling one path: --variants unguarded,replays (names' first words)
+            order.removeIf(name -> variants.stream().noneMatch(v -> List.of(name.split("[ ,]+")).contains(v)));
+        }
+        Map<String, Double> result = Harness.compare(
+                Map.of("no outbox row", plain, "unguarded", unguarded, "guarded, fresh keys", fresh,
+                        "guarded, replays", replay, FLOOR, storeOnly, NO_LISTENER, without),
+                order, clients, load.millis(), load.rounds(), load.warmupMillis());
+        print("POST /accounts over HTTP (" + clients + " clients)", result, "unguarded");
+        for (LoadClient[] group : List.of(plainClients, unguardedClients, freshClients, replayClients, storeClients,
+                withoutClients)) {
+            for (LoadClient client : group) {
+                client.close();
+            }
         }
     }
 
@@ -220,9 +243,9 @@ public final class GuardBenchmark {
     private static void print(String title, Map<String, Double> result, String baseline) {
         System.out.println();
         System.out.println(title);
-        System.out.printf(Locale.ROOT, "  %-30s %12s %8s%n", "variant", "ops/s", "ratio");
+        System.out.printf(Locale.ROOT, "  %-40s %12s %8s%n", "variant", "ops/s", "ratio");
         double base = result.getOrDefault(baseline, Double.NaN);
-        result.forEach((name, ops) -> System.out.printf(Locale.ROOT, "  %-30s %12.0f %7.2fx%n", name, ops, ops / base));
+        result.forEach((name, ops) -> System.out.printf(Locale.ROOT, "  %-40s %12.0f %7.2fx%n", name, ops, ops / base));
     }
 
     private static void execute(PostgresServer server, String sql) throws Exception {
