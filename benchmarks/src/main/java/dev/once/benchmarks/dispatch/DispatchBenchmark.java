@@ -129,15 +129,7 @@ public final class DispatchBenchmark {
      * thread, after a warm-up (what the consumer thread pays per record, without Kafka or the database).
      */
     private static double verifyCost(String topic) {
-        ProducerRecord<String, byte[]> sent = new ProducerRecord<>(topic, "o-1",
-                ("{\"n\":1,\"note\":\"" + "x".repeat(170) + "\"}").getBytes(StandardCharsets.UTF_8));
-        for (String[] h : new String[][] {{WireFormat.EVENT_ID, UUID.randomUUID().toString()},
-                {WireFormat.TENANT_ID, "acme"}, {WireFormat.ACTOR_ID, "alice"}, {WireFormat.AGGREGATE_TYPE, "order"},
-                {WireFormat.EVENT_TYPE, "OrderPlaced"}, {WireFormat.EVENT_VERSION, "1"},
-                {WireFormat.CONTENT_TYPE, "application/json"}}) {
-            sent.headers().add(h[0], h[1].getBytes(StandardCharsets.UTF_8));
-        }
-        SIGNING.sign(sent);
+        ProducerRecord<String, byte[]> sent = event(topic, 1);
         ConsumerRecord<String, byte[]> received = new ConsumerRecord<>(topic, 0, 0L, sent.key(), sent.value());
         sent.headers().forEach(h -> received.headers().add(h));
         int valid = 0;
@@ -218,6 +210,20 @@ public final class DispatchBenchmark {
         return UUID.fromString(new String(record.headers().lastHeader(WireFormat.EVENT_ID).value(), StandardCharsets.UTF_8));
     }
 
+    /** Event {@code n} of the backlog as a relay publishes it: ~200-byte payload, Once's headers, signed. */
+    private static ProducerRecord<String, byte[]> event(String topic, int n) {
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "o-" + (n % 1000),
+                ("{\"n\":" + n + ",\"note\":\"" + "x".repeat(170) + "\"}").getBytes(StandardCharsets.UTF_8));
+        for (String[] h : new String[][] {{WireFormat.EVENT_ID, UUID.randomUUID().toString()},
+                {WireFormat.TENANT_ID, "acme"}, {WireFormat.ACTOR_ID, "alice"},
+                {WireFormat.AGGREGATE_TYPE, "order"}, {WireFormat.EVENT_TYPE, "OrderPlaced"},
+                {WireFormat.EVENT_VERSION, "1"}, {WireFormat.CONTENT_TYPE, "application/json"}}) {
+            record.headers().add(h[0], h[1].getBytes(StandardCharsets.UTF_8));
+        }
+        SIGNING.sign(record);
+        return record;
+    }
+
     private static void produce(String bootstrap, String topic, int events) {
         Properties config = new Properties();
         config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -225,16 +231,7 @@ public final class DispatchBenchmark {
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
             List<ProducerRecord<String, byte[]>> records = new ArrayList<>(10_000);
             for (int i = 0; i < events; i++) {
-                ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "o-" + (i % 1000),
-                        ("{\"n\":" + i + ",\"note\":\"" + "x".repeat(170) + "\"}").getBytes(StandardCharsets.UTF_8));
-                for (String[] h : new String[][] {{WireFormat.EVENT_ID, UUID.randomUUID().toString()},
-                        {WireFormat.TENANT_ID, "acme"}, {WireFormat.ACTOR_ID, "alice"},
-                        {WireFormat.AGGREGATE_TYPE, "order"}, {WireFormat.EVENT_TYPE, "OrderPlaced"},
-                        {WireFormat.EVENT_VERSION, "1"}, {WireFormat.CONTENT_TYPE, "application/json"}}) {
-                    record.headers().add(h[0], h[1].getBytes(StandardCharsets.UTF_8));
-                }
-                SIGNING.sign(record);
-                records.add(record);
+                records.add(event(topic, i));
                 if (records.size() == 10_000 || i == events - 1) {
                     TestKafka.sendAll(producer, records); // in chunks: a 1,000,000-event backlog is not held in memory
                     records.clear();

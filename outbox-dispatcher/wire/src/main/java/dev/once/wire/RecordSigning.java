@@ -63,7 +63,7 @@ public final class RecordSigning {
     }
 
     /** A signature and the id of the key that made it. */
-    public record Signature(String keyId, String value) {
+    record Signature(String keyId, String value) {
     }
 
     private static final RecordSigning OFF = new RecordSigning(Mode.OFF, SigningKeys.none());
@@ -114,7 +114,7 @@ public final class RecordSigning {
      *
      * @param header the value of the record's last header of a name, or null when it has none
      */
-    public Signature sign(String topic, byte[] key, byte[] value, Function<String, byte[]> header) {
+    Signature sign(String topic, byte[] key, byte[] value, Function<String, byte[]> header) {
         if (mode == Mode.OFF) {
             return null;
         }
@@ -154,7 +154,7 @@ public final class RecordSigning {
      * Checks a record as it arrived: its signature and key id are read through {@code header} like every covered
      * header (the last one of a name counts).
      */
-    public Verdict verify(String topic, byte[] key, byte[] value, Function<String, byte[]> header) {
+    Verdict verify(String topic, byte[] key, byte[] value, Function<String, byte[]> header) {
         if (mode == Mode.OFF) {
             return Verdict.NOT_CHECKED;
         }

@@ -11,6 +11,7 @@ import dev.once.idempotency.IdempotencyStore;
 import dev.once.test.SecuredKafka;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
+import dev.once.test.TestSigning;
 import dev.once.wire.RecordSigning;
 import dev.once.wire.SigningKeys;
 import dev.once.wire.WireFormat;
@@ -52,9 +53,9 @@ class OnceDispatcherAutoConfigurationIT {
     @RegisterExtension
     static final TestDatabase db = TestDatabase.create().poolSize(6);
 
-    static final String KEY = "dispatcher-test-1";
-    static final String SECRET = "a signing secret of at least thirty-two bytes";
-    static final RecordSigning RELAY = RecordSigning.require(SigningKeys.of(Map.of(KEY, SECRET), null));
+    /** Signs as the relay of a service with {@link TestSigning#PROPERTY} does. */
+    static final RecordSigning RELAY = RecordSigning.require(SigningKeys.of(Map.of(TestSigning.KEY_ID, TestSigning.SECRET),
+            null));
 
     private ApplicationContextRunner runner() {
         DataSource shared = new DelegatingDataSource(db.dataSource());
@@ -62,7 +63,7 @@ class OnceDispatcherAutoConfigurationIT {
                 .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
                         OnceStoreAutoConfiguration.class, OnceSigningAutoConfiguration.class,
                         OnceDispatcherAutoConfiguration.class))
-                .withPropertyValues("once.outbox.signing.keys." + KEY + "=" + SECRET)
+                .withPropertyValues(TestSigning.PROPERTY)
                 .withBean(DataSource.class, () -> shared)
                 .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
                 .withBean("projection", HandlerRegistration.class, () -> HandlerRegistration.transactional("OrderPlaced", 1,
@@ -146,9 +147,9 @@ class OnceDispatcherAutoConfigurationIT {
             assertThat(meters.get("once.dispatcher.rejected").tag("reason", "SIGNATURE_MISSING").counter().count())
                     .isEqualTo(1);
             Health health = context.getBean("onceDispatcherHealthIndicator", HealthIndicator.class).health();
-            assertThat(health.getDetails().get("signing")).isEqualTo("require, signing with key " + KEY
-                    + ", verifying keys " + KEY);
-            assertThat(health.toString()).doesNotContain(SECRET);
+            assertThat(health.getDetails().get("signing")).isEqualTo("require, signing with key " + TestSigning.KEY_ID
+                    + ", verifying keys " + TestSigning.KEY_ID);
+            assertThat(health.toString()).doesNotContain(TestSigning.SECRET);
         });
     }
 
