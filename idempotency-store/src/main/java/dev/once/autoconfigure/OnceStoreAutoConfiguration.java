@@ -8,7 +8,10 @@ import dev.once.idempotency.IdempotencyStore;
 import dev.once.outbox.DomainEvents;
 import dev.once.outbox.OutboxEventMapper;
 import dev.once.outbox.OutboxOperations;
+import dev.once.outbox.OutboxTracing;
 import dev.once.outbox.OutboxWriter;
+import io.micrometer.tracing.Tracer;
+import io.micrometer.tracing.propagation.Propagator;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -17,10 +20,12 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.transaction.jta.JtaTransactionManager;
@@ -38,7 +43,10 @@ import org.springframework.transaction.jta.JtaTransactionManager;
         "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
         "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
         "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
-        "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration"})
+        "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration",
+        "org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure.OpenTelemetryTracingAutoConfiguration",
+        "org.springframework.boot.micrometer.tracing.brave.autoconfigure.BraveAutoConfiguration",
+        "org.springframework.boot.micrometer.tracing.autoconfigure.NoopTracerAutoConfiguration"})
 @ConditionalOnBean(DataSource.class)
 @ConditionalOnBooleanProperty(name = "once.idempotency.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(OnceStoreProperties.class)
@@ -81,8 +89,25 @@ public class OnceStoreAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    OutboxWriter outboxWriter(DataSource dataSource, OnceSchema schema) {
-        return OutboxWriter.create(dataSource);
+    OutboxWriter outboxWriter(DataSource dataSource, OnceSchema schema, ObjectProvider<OutboxTracing> tracing) {
+        return OutboxWriter.create(dataSource, tracing.getIfAvailable(() -> OutboxTracing.NONE));
+    }
+
+    /**
+     * With Micrometer Tracing (a {@code Tracer} and a {@code Propagator}, as Boot defines them for the OpenTelemetry
+     * or Brave bridge): each appended event carries the trace context current at its append, for the guard and for
+     * {@link OutboxWriter} alike.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.tracing.Tracer")
+    static class Tracing {
+
+        @Bean
+        @ConditionalOnMissingBean
+        @ConditionalOnBean({Tracer.class, Propagator.class})
+        OutboxTracing onceOutboxTracing(Tracer tracer, Propagator propagator) {
+            return new MicrometerOutboxTracing(tracer, propagator);
+        }
     }
 
     /**

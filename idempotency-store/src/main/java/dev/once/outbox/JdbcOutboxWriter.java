@@ -23,14 +23,16 @@ final class JdbcOutboxWriter implements OutboxWriter {
 
     private final DataSource dataSource;
     private final JdbcTemplate jdbc;
+    private final OutboxTracing tracing;
 
-    JdbcOutboxWriter(DataSource dataSource) {
+    JdbcOutboxWriter(DataSource dataSource, OutboxTracing tracing) {
         this.dataSource = dataSource;
         this.jdbc = new JdbcTemplate(dataSource);
+        this.tracing = tracing;
     }
 
     @Override
-    public UUID append(OutboxEvent event) {
+    public UUID append(OutboxEvent appended) {
         if (!TransactionSynchronizationManager.isActualTransactionActive()) {
             throw new OutboxTransactionException("OutboxWriter.append needs an active transaction: an outbox row must "
                     + "commit or roll back with the change it describes (run it inside @Transactional or the guard)");
@@ -40,6 +42,7 @@ final class JdbcOutboxWriter implements OutboxWriter {
             throw new OutboxTransactionException("OutboxWriter.append: the active transaction does not hold a "
                     + "connection of the outbox's DataSource; use a transaction manager over that DataSource");
         }
+        OutboxEvent event = tracing.capture(appended);
         UUID id = event.id() != null ? event.id() : UuidV7.next();
         CommitStatements.Binder binder = (ps, first) -> bind(ps, first, id, event);
         if (!CommitStatements.defer(jdbc, INSERT, binder)) {

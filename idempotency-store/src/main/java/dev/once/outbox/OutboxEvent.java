@@ -74,6 +74,12 @@ public record OutboxEvent(UUID id, String tenantId, String actorId, String aggre
                 contentType, headers);
     }
 
+    /** This event with {@code newHeaders} in place of its headers. */
+    public OutboxEvent withHeaders(Map<String, String> newHeaders) {
+        return new OutboxEvent(id, tenantId, actorId, aggregateType, aggregateId, eventType, eventVersion, payload,
+                contentType, newHeaders);
+    }
+
     /** Whether {@code contentType} names JSON: {@code application/json} or {@code application/*+json}. */
     public static boolean isJson(String contentType) {
         int semicolon = contentType.indexOf(';');

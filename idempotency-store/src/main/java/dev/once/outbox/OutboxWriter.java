@@ -10,7 +10,12 @@ import javax.sql.DataSource;
 public interface OutboxWriter {
 
     static OutboxWriter create(DataSource dataSource) {
-        return new JdbcOutboxWriter(dataSource);
+        return create(dataSource, OutboxTracing.NONE);
+    }
+
+    /** A writer that carries the trace context current at each append with the event ({@link OutboxTracing}). */
+    static OutboxWriter create(DataSource dataSource, OutboxTracing tracing) {
+        return new JdbcOutboxWriter(dataSource, tracing);
     }
 
     /**

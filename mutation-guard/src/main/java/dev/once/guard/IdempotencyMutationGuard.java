@@ -9,6 +9,9 @@ import dev.once.idempotency.StaleClaimException;
 import dev.once.idempotency.StoredResponse;
 import dev.once.internal.CurrentOutbox;
 import dev.once.internal.TransientFailures;
+import dev.once.outbox.OutboxTracing;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
@@ -49,9 +52,23 @@ public final class IdempotencyMutationGuard {
     private final TransactionTemplate outside;
     private final FailureMapper failures;
     private final GuardListener listener;
+    private final ObservationRegistry observations;
+    private final OutboxTracing tracing;
 
     public IdempotencyMutationGuard(IdempotencyStore store, PlatformTransactionManager transactions,
                                     FailureMapper failures, GuardListener listener) {
+        this(store, transactions, failures, listener, ObservationRegistry.NOOP, OutboxTracing.NONE);
+    }
+
+    /**
+     * @param observations each run is the observation {@value #OBSERVATION}, tagged {@code route} and
+     *        {@code outcome} (claimed, replayed, failed, in_progress, conflict): with a tracer a span around the
+     *        handler's work, with a meter registry a timer; {@link ObservationRegistry#NOOP}, nothing
+     * @param tracing carries the trace context current at {@link MutationContext#append} with each event
+     */
+    public IdempotencyMutationGuard(IdempotencyStore store, PlatformTransactionManager transactions,
+                                    FailureMapper failures, GuardListener listener, ObservationRegistry observations,
+                                    OutboxTracing tracing) {
         this.store = store;
         this.work = new TransactionTemplate(transactions);
         this.work.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
@@ -59,16 +76,24 @@ public final class IdempotencyMutationGuard {
         this.outside.setPropagationBehavior(TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
         this.failures = failures;
         this.listener = listener;
+        this.observations = observations;
+        this.tracing = tracing;
     }
+
+    /** The name of the guard's observation, and of its span. */
+    public static final String OBSERVATION = "once.guard";
 
     /** Runs {@code handler} at most once for {@code request}'s key, as {@code policy} says. */
     public GuardResult run(MutationRequest request, IdempotencyPolicy policy, MutationHandler handler) {
         long start = System.nanoTime();
+        Observation observation = Observation.createNotStarted(OBSERVATION, observations)
+                .lowCardinalityKeyValue("route", request.scope().route().value()).start();
         GuardResult result;
-        try {
+        try (Observation.Scope scope = observation.openScope()) {
             result = claimAndRun(request, policy, handler);
         } catch (RuntimeException e) {
             if (!TransientFailures.isTransient(e)) {
+                observation.error(e).lowCardinalityKeyValue("outcome", "error").stop();
                 throw e;
             }
             // the database is unreachable or restarting: nothing was decided, so the client may simply retry
@@ -76,6 +101,7 @@ public final class IdempotencyMutationGuard {
             result = new GuardResult.Completed(UNAVAILABLE, null, null, false);
         }
         String outcome = outcome(result);
+        observation.lowCardinalityKeyValue("outcome", outcome).stop();
         listener.onRun(outcome, Duration.ofNanos(System.nanoTime() - start));
         return result;
     }
@@ -113,7 +139,7 @@ public final class IdempotencyMutationGuard {
     }
 
     private GuardResult execute(ClaimToken token, IdempotencyPolicy policy, MutationHandler handler) {
-        Context context = new Context(token);
+        Context context = new Context(token, tracing);
         Phase2 outcome;
         try {
             outcome = work.execute(tx -> {
@@ -269,11 +295,13 @@ public final class IdempotencyMutationGuard {
     private static final class Context implements MutationContext {
 
         private final ClaimToken token;
+        private final OutboxTracing tracing;
         private final java.util.List<dev.once.outbox.OutboxEvent> events = new java.util.ArrayList<>(1);
         private String taskId;
 
-        Context(ClaimToken token) {
+        Context(ClaimToken token, OutboxTracing tracing) {
             this.token = token;
+            this.tracing = tracing;
         }
 
         @Override
@@ -289,7 +317,7 @@ public final class IdempotencyMutationGuard {
         @Override
         public java.util.UUID append(dev.once.outbox.OutboxEvent event) {
             java.util.UUID id = event.id() != null ? event.id() : dev.once.outbox.UuidV7.next();
-            events.add(event.withId(id));
+            events.add(tracing.capture(event.withId(id)));
             return id;
         }
 

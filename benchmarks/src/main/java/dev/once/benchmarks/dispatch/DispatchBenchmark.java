@@ -1,6 +1,7 @@
 package dev.once.benchmarks.dispatch;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.once.dispatch.DispatchListener;
 import dev.once.dispatch.EventDispatcher;
 import dev.once.dispatch.HandlerRegistration;
 import dev.once.dispatch.KafkaEventDispatcher;
@@ -11,9 +12,11 @@ import dev.once.test.PostgresServer;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
 import dev.once.test.TestPostgres;
+import dev.once.test.TestTracing;
 import dev.once.wire.RecordSigning;
 import dev.once.wire.SigningKeys;
 import dev.once.wire.WireFormat;
+import io.micrometer.observation.ObservationRegistry;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -51,7 +54,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * by hand, and the same batch listener inserting event by event, the floor of a handler called once per event.
  * Both consume the same backlog, each with a group of its own, in the same run; the backlog is signed as a relay signs
  * it, and the dispatcher runs twice, without verifying ({@code once.outbox.signing.mode=off}) and verifying every
- * record ({@code require}), twice each in the order off, require, require, off. Options: {@code --events 20000}; {@code --events 1000000 --heap} runs the dispatcher once
+ * record ({@code require}), twice each in the order off, require, require, off; then tracing off and on (Micrometer
+ * Tracing over OpenTelemetry, every trace sampled, spans discarded; each record carries a {@code traceparent}), ABBA. Options: {@code --events 20000}; {@code --events 1000000 --heap} runs the dispatcher once
  * without and once with verification over a large backlog (no plain listener) and prints the heap after GC every 10 s.
  */
 public final class DispatchBenchmark {
@@ -100,11 +104,22 @@ public final class DispatchBenchmark {
             double[] runs = new double[order.length];
             for (int i = 0; i < order.length; i++) {
                 runs[i] = timed(jdbc, order[i], events, dispatcher(store, transactions, jdbc, bootstrap, topic, order[i],
-                        order[i].startsWith("off") ? RecordSigning.off() : SIGNING));
+                        order[i].startsWith("off") ? RecordSigning.off() : SIGNING, ObservationRegistry.NOOP));
                 System.out.printf(Locale.ROOT, "  %-10s %8.0f events/s%n", order[i], runs[i]);
             }
             double once = heapOnly ? runs[0] : (runs[0] + runs[3]) / 2;
             double signed = heapOnly ? runs[1] : (runs[1] + runs[2]) / 2;
+            // tracing off and on (OpenTelemetry, every trace sampled, spans discarded), ABBA, signing off
+            String[] traced = heapOnly ? new String[0] : new String[] {"untraced-1", "traced-1", "traced-2", "untraced-2"};
+            double[] tracing = new double[traced.length];
+            try (TestTracing on = TestTracing.discarding()) {
+                for (int i = 0; i < traced.length; i++) {
+                    tracing[i] = timed(jdbc, traced[i], events, dispatcher(store, transactions, jdbc, bootstrap, topic,
+                            traced[i], RecordSigning.off(),
+                            traced[i].startsWith("traced") ? on.observations() : ObservationRegistry.NOOP));
+                    System.out.printf(Locale.ROOT, "  %-10s %8.0f events/s%n", traced[i], tracing[i]);
+                }
+            }
             double verifyMicros = verifyCost(topic);
             System.out.printf(Locale.ROOT, "%-50s %10.1f us per record (%.1f %% of a record's time at the unsigned rate)%n",
                     "signature check alone, one thread", verifyMicros, verifyMicros * once / 1e4);
@@ -119,6 +134,14 @@ public final class DispatchBenchmark {
                     once, once / plain);
             System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  ratio %.2fx, %.2fx of signing off%n",
                     "Once dispatcher (TRANSACTIONAL), require, mean", signed, signed / plain, signed / once);
+            if (!heapOnly) {
+                double untracedMean = (tracing[0] + tracing[3]) / 2;
+                double tracedMean = (tracing[1] + tracing[2]) / 2;
+                System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  ratio %.2fx%n",
+                        "Once dispatcher, tracing off, mean", untracedMean, untracedMean / plain);
+                System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  ratio %.2fx, %.2fx of tracing off%n",
+                        "Once dispatcher, tracing on (OTel), mean", tracedMean, tracedMean / plain, tracedMean / untracedMean);
+            }
         } finally {
             execute(server, "DROP SCHEMA " + schema + " CASCADE");
         }
@@ -163,11 +186,12 @@ public final class DispatchBenchmark {
 
     /** A dispatcher whose handler records its effects as {@code variant}; claims of each variant are its own. */
     private static ConsumerStart dispatcher(IdempotencyStore store, DataSourceTransactionManager transactions, JdbcTemplate jdbc,
-                                            String bootstrap, String topic, String variant, RecordSigning signing) {
+                                            String bootstrap, String topic, String variant, RecordSigning signing,
+                                            ObservationRegistry observations) {
         return () -> {
             EventDispatcher dispatcher = new EventDispatcher(store, transactions, List.of(HandlerRegistration.transactional(
                     "OrderPlaced", 1, variant, event -> jdbc.update("INSERT INTO effect VALUES (?, ?)", variant, event.eventId()))),
-                    ClaimPolicy.ofDefaults(), signing);
+                    ClaimPolicy.ofDefaults(), signing, DispatchListener.NONE, observations);
             KafkaEventDispatcher consumers = new KafkaEventDispatcher(bootstrap, variant + "-" + UUID.randomUUID(), dispatcher,
                     1, 3, topic);
             consumers.start();
@@ -217,11 +241,22 @@ public final class DispatchBenchmark {
         for (String[] h : new String[][] {{WireFormat.EVENT_ID, UUID.randomUUID().toString()},
                 {WireFormat.TENANT_ID, "acme"}, {WireFormat.ACTOR_ID, "alice"},
                 {WireFormat.AGGREGATE_TYPE, "order"}, {WireFormat.EVENT_TYPE, "OrderPlaced"},
-                {WireFormat.EVENT_VERSION, "1"}, {WireFormat.CONTENT_TYPE, "application/json"}}) {
+                {WireFormat.EVENT_VERSION, "1"}, {WireFormat.CONTENT_TYPE, "application/json"},
+                // the context of the request that appended it, as a traced service's events carry
+                {WireFormat.TRACEPARENT, "00-" + hex(32) + "-" + hex(16) + "-01"}}) {
             record.headers().add(h[0], h[1].getBytes(StandardCharsets.UTF_8));
         }
         SIGNING.sign(record);
         return record;
+    }
+
+    private static String hex(int digits) {
+        StringBuilder hex = new StringBuilder(digits);
+        java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+        for (int i = 0; i < digits; i++) {
+            hex.append(Character.forDigit(random.nextInt(16), 16));
+        }
+        return hex.toString();
     }
 
     private static void produce(String bootstrap, String topic, int events) {

@@ -50,6 +50,18 @@ public final class GuardBenchmark {
     /** Fresh keys on the same service started with {@code once.outbox.domain-events.enabled=false}. */
     private static final String NO_LISTENER = "guarded, fresh keys, domain events off";
 
+    /**
+     * Fresh keys on the same service with tracing on: Micrometer Tracing over OpenTelemetry as Boot configures it,
+     * every request sampled, spans discarded (no exporter). Every other variant runs with no tracer at all.
+     */
+    private static final String TRACED = "guarded, fresh keys, tracing on";
+
+    /** Boot's tracing autoconfiguration, left out of the services measured without a tracer. */
+    private static final String TRACING_AUTOCONFIGURATION = String.join(",",
+            "org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure.OpenTelemetryTracingAutoConfiguration",
+            "org.springframework.boot.micrometer.tracing.autoconfigure.MicrometerTracingAutoConfiguration",
+            "org.springframework.boot.micrometer.tracing.autoconfigure.NoopTracerAutoConfiguration");
+
     private GuardBenchmark() {
     }
 
@@ -137,21 +149,25 @@ public final class GuardBenchmark {
     private static void endpoint(PostgresServer server, String schema, Load load, List<String> variants)
             throws Exception {
         int clients = load.clients();
-        ConfigurableApplicationContext app = app(server, schema, clients, true);
-        // the same service without Once's domain-event listener, for the on/off variant of the same run
-        ConfigurableApplicationContext noListener = app(server, schema, clients, false);
+        ConfigurableApplicationContext app = app(server, schema, clients, true, false);
+        // the same service without Once's domain-event listener, and with tracing, for on/off variants of the same run
+        ConfigurableApplicationContext noListener = app(server, schema, clients, false, false);
+        ConfigurableApplicationContext traced = app(server, schema, clients, true, true);
         try {
-            int port = ((WebServerApplicationContext) app).getWebServer().getPort();
-            int portWithout = ((WebServerApplicationContext) noListener).getWebServer().getPort();
-            measure(port, portWithout, load, variants);
+            measure(port(app), port(noListener), port(traced), load, variants);
         } finally {
+            traced.close();
             noListener.close();
             app.close();
         }
     }
 
+    private static int port(ConfigurableApplicationContext app) {
+        return ((WebServerApplicationContext) app).getWebServer().getPort();
+    }
+
     private static ConfigurableApplicationContext app(PostgresServer server, String schema, int clients,
-                                                      boolean domainEvents) {
+                                                      boolean domainEvents, boolean tracing) {
         Map<String, Object> properties = new java.util.HashMap<>();
         properties.put("server.port", "0");
         properties.put("spring.datasource.url", server.jdbcUrlForSchema(schema));
@@ -164,10 +180,16 @@ public final class GuardBenchmark {
         properties.put("once.outbox.signing.mode", "off"); // nothing is relayed or consumed here
         properties.put("once.outbox.domain-events.enabled", Boolean.toString(domainEvents));
         properties.put("spring.main.banner-mode", "off");
+        if (tracing) {
+            properties.put("management.tracing.sampling.probability", "1.0");
+        } else {
+            properties.put("spring.autoconfigure.exclude", TRACING_AUTOCONFIGURATION);
+        }
         return new SpringApplicationBuilder(BenchApp.class).properties(properties).run();
     }
 
-    private static void measure(int port, int portWithout, Load load, List<String> variants) throws Exception {
+    private static void measure(int port, int portWithout, int portTraced, Load load, List<String> variants)
+            throws Exception {
         int clients = load.clients();
         String auth = "Basic " + Base64.getEncoder().encodeToString("bench:bench-pass".getBytes(StandardCharsets.UTF_8));
         String body = "{\"name\":\"Ada\"}";
@@ -183,6 +205,7 @@ public final class GuardBenchmark {
         LoadClient[] replayClients = clients(port, "/guarded/accounts", auth, clients);
         LoadClient[] storeClients = clients(port, "/store-only/accounts", auth, clients);
         LoadClient[] withoutClients = clients(portWithout, "/guarded/accounts", auth, clients);
+        LoadClient[] tracedClients = clients(portTraced, "/guarded/accounts", auth, clients);
         Harness.Operation plain = (t, seq) -> plainClients[t].post(null, bytes, 201);
         Harness.Operation unguarded = (t, seq) -> unguardedClients[t].post(null, bytes, 201);
         Harness.Operation fresh = (t, seq) -> freshClients[t].post("fresh-" + run + "-" + t + "-" + seq, bytes, 201);
@@ -190,18 +213,23 @@ public final class GuardBenchmark {
                 "replay-" + run + "-" + (int) ((t * 7919L + seq) % replayKeys), bytes, 201);
         Harness.Operation storeOnly = (t, seq) -> storeClients[t].post("store-" + run + "-" + t + "-" + seq, bytes, 201);
         Harness.Operation without = (t, seq) -> withoutClients[t].post("off-" + run + "-" + t + "-" + seq, bytes, 201);
+        Harness.Operation traced = (t, seq) -> tracedClients[t].post("traced-" + run + "-" + t + "-" + seq, bytes, 201);
         List<String> order = new ArrayList<>(List.of("no outbox row", "unguarded", "guarded, fresh keys",
-                "guarded, replays", FLOOR, NO_LISTENER));
+                "guarded, replays", FLOOR, NO_LISTENER, TRACED));
         if (!variants.isEmpty()) { // for profiling one path: --variants unguarded,replays (names' first words)
             order.removeIf(name -> variants.stream().noneMatch(v -> List.of(name.split("[ ,]+")).contains(v)));
         }
         Map<String, Double> result = Harness.compare(
                 Map.of("no outbox row", plain, "unguarded", unguarded, "guarded, fresh keys", fresh,
-                        "guarded, replays", replay, FLOOR, storeOnly, NO_LISTENER, without),
+                        "guarded, replays", replay, FLOOR, storeOnly, NO_LISTENER, without, TRACED, traced),
                 order, clients, load.millis(), load.rounds(), load.warmupMillis());
         print("POST /accounts over HTTP (" + clients + " clients)", result, "unguarded");
+        if (result.containsKey(TRACED) && result.containsKey("guarded, fresh keys")) {
+            System.out.printf(Locale.ROOT, "  %-40s %20.2fx%n", "tracing on / off (fresh keys)",
+                    result.get(TRACED) / result.get("guarded, fresh keys"));
+        }
         for (LoadClient[] group : List.of(plainClients, unguardedClients, freshClients, replayClients, storeClients,
-                withoutClients)) {
+                withoutClients, tracedClients)) {
             for (LoadClient client : group) {
                 client.close();
             }

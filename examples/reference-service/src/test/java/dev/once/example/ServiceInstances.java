@@ -7,6 +7,7 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -38,6 +39,11 @@ final class ServiceInstances implements AutoCloseable {
      * whatever else it should run with.
      */
     ConfigurableApplicationContext start(List<String> settings) {
+        return start(settings, Map.of());
+    }
+
+    /** An instance as {@link #start(List)} makes it, with {@code beans} (by name) added to its context. */
+    ConfigurableApplicationContext start(List<String> settings, Map<String, Object> beans) {
         List<String> arguments = new ArrayList<>(List.of(
                 "--server.port=0",
                 "--spring.jmx.enabled=false",
@@ -54,6 +60,7 @@ final class ServiceInstances implements AutoCloseable {
         settings.forEach(setting -> arguments.add("--" + setting));
         // command-line arguments: they outrank application.yaml, as a deployment's settings do
         ConfigurableApplicationContext context = new SpringApplicationBuilder(ReferenceServiceApplication.class)
+                .initializers(c -> beans.forEach(c.getBeanFactory()::registerSingleton))
                 .run(arguments.toArray(String[]::new));
         running.add(context);
         return context;

@@ -11,7 +11,9 @@ import dev.once.guard.web.SecurityPrincipalResolver;
 import dev.once.guard.web.ServletPrincipalResolver;
 import dev.once.guard.web.WebFailureMapper;
 import dev.once.idempotency.IdempotencyStore;
+import dev.once.outbox.OutboxTracing;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import java.util.List;
 import java.util.Set;
 import org.springframework.beans.factory.ObjectProvider;
@@ -65,8 +67,12 @@ public class OnceIdempotencyAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnBean(PlatformTransactionManager.class)
     IdempotencyMutationGuard idempotencyMutationGuard(IdempotencyStore store, PlatformTransactionManager transactions,
-                                                      FailureMapper failures, GuardListener listener) {
-        return new IdempotencyMutationGuard(store, transactions, failures, listener);
+                                                      FailureMapper failures, GuardListener listener,
+                                                      ObjectProvider<ObservationRegistry> observations,
+                                                      ObjectProvider<OutboxTracing> tracing) {
+        return new IdempotencyMutationGuard(store, transactions, failures, listener,
+                observations.getIfAvailable(() -> ObservationRegistry.NOOP),
+                tracing.getIfAvailable(() -> OutboxTracing.NONE));
     }
 
     /** Micrometer counters and timers, when Micrometer is on the classpath. */

@@ -5,6 +5,7 @@ import dev.once.idempotency.ClaimResult;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.StoredResponse;
 import dev.once.wire.RecordSigning;
+import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -37,6 +38,9 @@ public final class EventDispatcher {
      */
     public static final Duration CLAIM_RETENTION = Duration.ofDays(7);
 
+    /** The name of a handler's observation at one event, and of its span. */
+    public static final String OBSERVATION = "once.dispatcher.handle";
+
     private final Map<String, List<HandlerRegistration>> handlers = new LinkedHashMap<>();
     private final TransactionalHandling transactional;
     private final LeasedHandling leased;
@@ -60,12 +64,25 @@ public final class EventDispatcher {
      */
     public EventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
                            ClaimPolicy policy, RecordSigning signing, DispatchListener listener) {
+        this(store, transactions, registrations, policy, signing, listener, ObservationRegistry.NOOP);
+    }
+
+    /**
+     * @param observations each handler's turn at an event is the observation {@value #OBSERVATION}, tagged
+     *        {@code handler} and {@code outcome} (handled, skipped, failed, rolled_back): with a tracer a span whose
+     *        parent is the producing request's span, restored from the record's trace headers;
+     *        {@link ObservationRegistry#NOOP}, nothing
+     */
+    public EventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
+                           ClaimPolicy policy, RecordSigning signing, DispatchListener listener,
+                           ObservationRegistry observations) {
         this.store = store;
         this.policy = policy;
         this.signing = signing;
         this.listener = listener;
-        this.transactional = new TransactionalHandling(store, transactions, policy, listener);
-        this.leased = new LeasedHandling(store, transactions, policy, listener);
+        HandlingObservations handling = new HandlingObservations(observations);
+        this.transactional = new TransactionalHandling(store, transactions, policy, listener, handling);
+        this.leased = new LeasedHandling(store, transactions, policy, listener, handling);
         this.outside = new TransactionTemplate(transactions);
         this.outside.setPropagationBehavior(TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
         for (HandlerRegistration r : registrations) {

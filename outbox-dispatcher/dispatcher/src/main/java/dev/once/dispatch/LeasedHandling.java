@@ -3,6 +3,7 @@ package dev.once.dispatch;
 import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.ClaimResult;
 import dev.once.idempotency.IdempotencyStore;
+import io.micrometer.observation.Observation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,14 +25,16 @@ final class LeasedHandling {
     private final TransactionTemplate outside;
     private final ClaimPolicy policy;
     private final DispatchListener listener;
+    private final HandlingObservations observations;
 
     LeasedHandling(IdempotencyStore store, PlatformTransactionManager transactions, ClaimPolicy policy,
-                   DispatchListener listener) {
+                   DispatchListener listener, HandlingObservations observations) {
         this.store = store;
         this.outside = new TransactionTemplate(transactions);
         this.outside.setPropagationBehavior(TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
         this.policy = policy;
         this.listener = listener;
+        this.observations = observations;
     }
 
     /** Runs each LEASED claim of {@code delivery}; returns the handlers' failures as one, or {@code null}. */
@@ -50,19 +53,28 @@ final class LeasedHandling {
 
     private void run(Delivery.Claim claim) {
         ClaimResult result = claim(claim);
+        Observation observation = observations.start(claim);
         if (!(result instanceof ClaimResult.Claimed c)) {
-            Settled.of(claim, result);
+            HandlingObservations.settled(observation, claim, result);
+            HandlingObservations.stop(observation, "skipped");
             listener.skippedDuplicate(claim.handlerKey());
             return;
         }
         Duration elapsed;
         try {
-            elapsed = TransactionalHandling.Handlers.invoke(claim);
+            elapsed = TransactionalHandling.Handlers.invoke(claim, observation);
         } catch (HandlerFailedException e) {
             outside.executeWithoutResult(s -> store.release(c.token()));
             throw e;
         }
-        outside.executeWithoutResult(s -> store.markSucceeded(c.token(), TransactionalHandling.HANDLED).orThrow(c.token()));
+        try {
+            outside.executeWithoutResult(s -> store.markSucceeded(c.token(), TransactionalHandling.HANDLED)
+                    .orThrow(c.token()));
+        } catch (RuntimeException e) {
+            HandlingObservations.failed(observation, e);
+            throw e;
+        }
+        HandlingObservations.stop(observation, "handled");
         listener.handled(claim.handlerKey(), elapsed);
     }
 

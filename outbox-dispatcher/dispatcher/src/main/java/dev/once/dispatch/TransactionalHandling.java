@@ -6,6 +6,7 @@ import dev.once.idempotency.ClaimToken;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.StoredResponse;
 import dev.once.internal.TransientFailures;
+import io.micrometer.observation.Observation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -36,14 +37,16 @@ final class TransactionalHandling {
     private final TransactionTemplate transactions;
     private final ClaimPolicy policy;
     private final DispatchListener listener;
+    private final HandlingObservations observations;
 
     TransactionalHandling(IdempotencyStore store, PlatformTransactionManager transactions, ClaimPolicy policy,
-                          DispatchListener listener) {
+                          DispatchListener listener, HandlingObservations observations) {
         this.store = store;
         this.transactions = new TransactionTemplate(transactions);
         this.transactions.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
         this.policy = policy;
         this.listener = listener;
+        this.observations = observations;
     }
 
     /**
@@ -109,6 +112,7 @@ final class TransactionalHandling {
         try {
             transactions.executeWithoutResult(tx -> run(claims, outcomes));
         } catch (RuntimeException e) {
+            outcomes.rolledBack();
             if (claims.size() == 1 && e instanceof HandlerFailedException failed) {
                 listener.failed(failed.handlerKey()); // a failure of the handler itself, counted once
             }
@@ -125,7 +129,7 @@ final class TransactionalHandling {
             if (seen.add(claim.scope().toString())) {
                 unique.add(claim);
             } else {
-                outcomes.skipped(claim.handlerKey()); // the same event twice in one poll
+                outcomes.skipped(claim.handlerKey(), observations.start(claim)); // the same event twice in one poll
             }
         }
         List<ClaimToken> fresh = store.claimFresh(unique.stream().map(Delivery.Claim::scope).toList(),
@@ -137,13 +141,15 @@ final class TransactionalHandling {
             if (token == null) {
                 ClaimResult result = store.claim(claim.scope(), claim.requestHash(), policy);
                 if (!(result instanceof ClaimResult.Claimed c)) {
-                    Settled.of(claim, result);
-                    outcomes.skipped(claim.handlerKey());
+                    Observation observation = observations.start(claim);
+                    HandlingObservations.settled(observation, claim, result);
+                    outcomes.skipped(claim.handlerKey(), observation);
                     continue;
                 }
                 token = c.token();
             }
-            outcomes.handled(claim.handlerKey(), Handlers.invoke(claim));
+            Observation observation = observations.start(claim);
+            outcomes.handled(claim.handlerKey(), Handlers.invoke(claim, observation), observation);
             owned.add(token);
         }
         if (store.markAllSucceeded(owned, HANDLED) != owned.size()) {
@@ -151,17 +157,21 @@ final class TransactionalHandling {
         }
     }
 
-    /** Runs a claim's handler; its exception becomes the handler's failure. */
+    /**
+     * Runs a claim's handler with its observation current; its exception becomes the handler's failure and ends the
+     * observation as {@code failed}. The caller ends it otherwise, once the outcome is final.
+     */
     static final class Handlers {
 
         private Handlers() {
         }
 
-        static Duration invoke(Delivery.Claim claim) {
+        static Duration invoke(Delivery.Claim claim, Observation observation) {
             long start = System.nanoTime();
-            try {
+            try (Observation.Scope scope = observation.openScope()) {
                 claim.registration().handler().handle(claim.event());
             } catch (Exception e) {
+                HandlingObservations.failed(observation, e);
                 throw new HandlerFailedException(claim.handlerKey(), e);
             }
             return Duration.ofNanos(System.nanoTime() - start);

@@ -2,7 +2,11 @@ package dev.once.relay;
 
 import dev.once.wire.RecordSigning;
 import dev.once.wire.WireFormat;
-import java.nio.charset.StandardCharsets;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.observation.transport.Kind;
+import io.micrometer.observation.transport.Propagator;
+import io.micrometer.observation.transport.ReceiverContext;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -24,7 +28,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -53,6 +56,7 @@ public final class KafkaTransport implements EventTransport {
     private final Duration ackTimeout;
     private final RecordSigning signing;
     private final KafkaProbe probe;
+    private final ObservationRegistry observations;
     private KafkaProducer<String, byte[]> producer;
     private boolean broken;
 
@@ -66,6 +70,17 @@ public final class KafkaTransport implements EventTransport {
      *        a dispatcher that requires signatures dead-letters them)
      */
     public KafkaTransport(Map<String, Object> settings, TopicRouter router, Duration ackTimeout, RecordSigning signing) {
+        this(settings, router, ackTimeout, signing, ObservationRegistry.NOOP);
+    }
+
+    /**
+     * @param observations each record's publishing is the observation {@value #OBSERVATION} (tagged {@code topic} and
+     *        {@code outcome}: published, refused, unavailable), a producer span whose parent is the span the event
+     *        was appended in, read from its trace headers; the record carries those headers unchanged, so its
+     *        consumers' spans have the producing request's span as parent too
+     */
+    public KafkaTransport(Map<String, Object> settings, TopicRouter router, Duration ackTimeout, RecordSigning signing,
+                          ObservationRegistry observations) {
         Map<String, Object> config = defaults(ackTimeout);
         config.putAll(settings);
         config.putAll(REQUIRED);
@@ -80,7 +95,11 @@ public final class KafkaTransport implements EventTransport {
         this.ackTimeout = ackTimeout;
         this.signing = signing;
         this.probe = new KafkaProbe(config, ackTimeout);
+        this.observations = observations;
     }
+
+    /** The name of a record's publishing observation, and of its span. */
+    public static final String OBSERVATION = "once.relay.publish";
 
     /**
      * Asks Kafka whether it answers and accepts the relay's credentials, so that a relay with nothing to publish yet
@@ -139,41 +158,90 @@ public final class KafkaTransport implements EventTransport {
         Map<UUID, String> refused = new LinkedHashMap<>();
         Set<String> blocked = new HashSet<>();
         Set<String> topics = new LinkedHashSet<>();
-        for (OutboxMessage message : messages) {
-            if (blocked.contains(message.aggregate())) {
-                continue; // an earlier event of this aggregate was refused: keep its order, send nothing after it
-            }
-            ProducerRecord<String, byte[]> record = toRecord(message);
-            topics.add(record.topic());
-            Future<RecordMetadata> future = sendOne(producer, record);
-            String refusal = refusedAtOnce(producer, future, record.topic());
-            if (refusal != null) {
-                refused.put(message.id(), refusal);
-                blocked.add(message.aggregate());
-            } else {
-                inFlight.put(message.id(), future);
-            }
-        }
-        producer.flush();
-        long deadline = System.nanoTime() + ackTimeout.toNanos();
-        List<UUID> acknowledged = new ArrayList<>(inFlight.size());
-        for (Map.Entry<UUID, Future<RecordMetadata>> entry : inFlight.entrySet()) {
-            try {
-                entry.getValue().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                acknowledged.add(entry.getKey());
-            } catch (ExecutionException e) {
-                if (!recordSpecific(e.getCause())) {
-                    throw unavailable(producer, e.getCause(), topics);
+        Publishing publishing = new Publishing(observations);
+        try {
+            for (OutboxMessage message : messages) {
+                if (blocked.contains(message.aggregate())) {
+                    continue; // an earlier event of this aggregate was refused: keep its order, send nothing after it
                 }
-                refused.put(entry.getKey(), e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage());
-            } catch (TimeoutException e) {
-                throw explainTimeout(producer, topics, e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new TransportUnavailableException("Interrupted while waiting for Kafka", e);
+                ProducerRecord<String, byte[]> record = OutboxRecords.toRecord(message, router, signing);
+                topics.add(record.topic());
+                publishing.start(message, record.topic());
+                Future<RecordMetadata> future = sendOne(producer, record);
+                String refusal = refusedAtOnce(producer, future, record.topic());
+                if (refusal != null) {
+                    refused.put(message.id(), refusal);
+                    publishing.stop(message.id(), "refused");
+                    blocked.add(message.aggregate());
+                } else {
+                    inFlight.put(message.id(), future);
+                }
+            }
+            producer.flush();
+            long deadline = System.nanoTime() + ackTimeout.toNanos();
+            List<UUID> acknowledged = new ArrayList<>(inFlight.size());
+            for (Map.Entry<UUID, Future<RecordMetadata>> entry : inFlight.entrySet()) {
+                try {
+                    entry.getValue().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    acknowledged.add(entry.getKey());
+                    publishing.stop(entry.getKey(), "published");
+                } catch (ExecutionException e) {
+                    if (!recordSpecific(e.getCause())) {
+                        throw unavailable(producer, e.getCause(), topics);
+                    }
+                    refused.put(entry.getKey(), e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage());
+                    publishing.stop(entry.getKey(), "refused");
+                } catch (TimeoutException e) {
+                    throw explainTimeout(producer, topics, e);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new TransportUnavailableException("Interrupted while waiting for Kafka", e);
+                }
+            }
+            return new Delivery(acknowledged, refused);
+        } finally {
+            publishing.stopAll("unavailable"); // the batch was given up: its rows stay pending
+        }
+    }
+
+    /**
+     * The publishing observations of one {@link #send}: each started before its record is handed to the producer,
+     * with the span the event was appended in as parent, and stopped with its outcome. Used by one thread.
+     */
+    private static final class Publishing {
+
+        private static final Propagator.Getter<Map<String, String>> HEADERS = Map::get;
+
+        private final ObservationRegistry registry;
+        private final Map<UUID, Observation> open = new HashMap<>();
+
+        Publishing(ObservationRegistry registry) {
+            this.registry = registry;
+        }
+
+        void start(OutboxMessage message, String topic) {
+            if (registry.isNoop()) {
+                return;
+            }
+            ReceiverContext<Map<String, String>> context = new ReceiverContext<>(HEADERS, Kind.PRODUCER);
+            context.setCarrier(message.headers());
+            context.setRemoteServiceName("kafka");
+            open.put(message.id(), Observation.createNotStarted(OBSERVATION, () -> context, registry)
+                    .lowCardinalityKeyValue("topic", topic)
+                    .highCardinalityKeyValue("once.event.id", message.id().toString()).start());
+        }
+
+        void stop(UUID id, String outcome) {
+            Observation observation = open.remove(id);
+            if (observation != null) {
+                observation.lowCardinalityKeyValue("outcome", outcome).stop();
             }
         }
-        return new Delivery(acknowledged, refused);
+
+        void stopAll(String outcome) {
+            open.values().forEach(o -> o.lowCardinalityKeyValue("outcome", outcome).stop());
+            open.clear();
+        }
     }
 
     /**
@@ -266,26 +334,6 @@ public final class KafkaTransport implements EventTransport {
                 || cause instanceof org.apache.kafka.common.errors.RecordBatchTooLargeException
                 || cause instanceof org.apache.kafka.common.InvalidRecordException
                 || cause instanceof org.apache.kafka.common.errors.SerializationException;
-    }
-
-    private ProducerRecord<String, byte[]> toRecord(OutboxMessage message) {
-        RecordHeaders headers = new RecordHeaders();
-        message.headers().forEach((name, value) -> headers.add(name, utf8(value)));
-        headers.add(WireFormat.EVENT_ID, utf8(message.id().toString()));
-        headers.add(WireFormat.TENANT_ID, utf8(message.tenantId()));
-        headers.add(WireFormat.ACTOR_ID, utf8(message.actorId()));
-        headers.add(WireFormat.AGGREGATE_TYPE, utf8(message.aggregateType()));
-        headers.add(WireFormat.EVENT_TYPE, utf8(message.eventType()));
-        headers.add(WireFormat.EVENT_VERSION, utf8(Integer.toString(message.eventVersion())));
-        headers.add(WireFormat.CONTENT_TYPE, utf8(message.contentType()));
-        ProducerRecord<String, byte[]> record = new ProducerRecord<>(router.topicFor(message), null, message.aggregateId(),
-                message.payload(), headers);
-        signing.sign(record);
-        return record;
-    }
-
-    private static byte[] utf8(String value) {
-        return value.getBytes(StandardCharsets.UTF_8);
     }
 
     /**

@@ -1,7 +1,10 @@
 package dev.once.relay;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * One committed outbox row on its way to Kafka, as either relay reads it.
@@ -18,8 +21,17 @@ public record OutboxMessage(UUID id, String tenantId, String actorId, String agg
                             java.time.Instant committedAt) {
 
     public OutboxMessage {
-        headers = headers == null ? Map.of() : Map.copyOf(headers);
+        // kept in the row's order: a record's headers are the same, in the same order, whichever relay built it
+        headers = headers == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(headers));
     }
+
+    /** The {@code headers} column's JSON object as a map, in its order; empty for {@code null} or {@code {}}. */
+    public static Map<String, String> headersFromJson(String json) {
+        return json == null || json.equals("{}") ? Map.of() : JSON.readValue(json, HEADERS);
+    }
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final TypeReference<LinkedHashMap<String, String>> HEADERS = new TypeReference<>() { };
 
     /** The aggregate's identity, which orders its events. */
     public String aggregate() {

@@ -230,7 +230,7 @@ public final class PollingRelay implements OutboxRelay {
         return new OutboxMessage(rs.getObject("id", UUID.class), rs.getString("tenant_id"), rs.getString("actor_id"),
                 rs.getString("aggregate_type"), rs.getString("aggregate_id"), rs.getString("event_type"),
                 rs.getInt("event_version"), rs.getBytes("payload"), rs.getString("content_type"),
-                OutboxLedger.headersFromJson(headers),
+                OutboxMessage.headersFromJson(headers),
                 rs.getObject("created_at", java.time.OffsetDateTime.class).toInstant());
     }
 

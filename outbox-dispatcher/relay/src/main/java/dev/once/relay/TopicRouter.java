@@ -14,6 +14,21 @@ public interface TopicRouter {
 
     String topicFor(OutboxMessage message);
 
+    /**
+     * The router a relay's settings describe, the same for every relay (Once's own and the Kafka Connect transform):
+     * a fixed {@code topic}, else a {@code template}, else {@code <prefix>.<aggregate_type>}; blank means unset.
+     *
+     * @throws IllegalArgumentException when both a topic and a template are set, or the template is not valid
+     */
+    static TopicRouter configured(String topic, String template, String prefix) {
+        boolean fixed = topic != null && !topic.isBlank();
+        boolean templated = template != null && !template.isBlank();
+        if (fixed && templated) {
+            throw new IllegalArgumentException("both a fixed topic and a topic template are set; set one of them");
+        }
+        return fixed ? fixed(topic) : templated ? template(template) : byAggregateType(prefix);
+    }
+
     /** The default: {@code <prefix>.<aggregate_type>}, e.g. {@code once.account}. */
     static TopicRouter byAggregateType(String prefix) {
         return message -> WireFormat.topic(prefix, message.aggregateType());

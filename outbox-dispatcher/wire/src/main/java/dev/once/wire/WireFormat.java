@@ -12,8 +12,9 @@ import java.util.List;
  *   <li><b>Value</b>: the event's payload.</li>
  *   <li><b>Headers</b> (UTF-8 text): {@link #EVENT_ID}, {@link #TENANT_ID}, {@link #ACTOR_ID},
  *       {@link #AGGREGATE_TYPE}, {@link #EVENT_TYPE}, {@link #EVENT_VERSION}, {@link #CONTENT_TYPE}, every header the
- *       event was appended with (such as {@code traceparent}), and, when the relay signs, {@link #SIGNATURE} and
- *       {@link #SIGNATURE_KEY} ({@link RecordSigning}). Where a name occurs more than once, the last one counts.</li>
+ *       event was appended with, among them the trace context current at its append ({@link #TRACE_HEADERS}), and,
+ *       when the relay signs, {@link #SIGNATURE} and {@link #SIGNATURE_KEY} ({@link RecordSigning}). Where a name
+ *       occurs more than once, the last one counts.</li>
  *   <li><b>Dead letters</b>: the record as it was, on {@code <topic>}{@link #DEAD_LETTER_SUFFIX}, with
  *       {@link #DLT_REASON}, {@link #DLT_HANDLER} and {@link #DLT_ATTEMPTS} added.</li>
  * </ul>
@@ -44,6 +45,18 @@ public final class WireFormat {
     /** The headers a signature covers, in the order of its canonical form. */
     public static final List<String> SIGNED_HEADERS = List.of(EVENT_ID, TENANT_ID, ACTOR_ID, AGGREGATE_TYPE, EVENT_TYPE,
             EVENT_VERSION, CONTENT_TYPE);
+
+    /** W3C Trace Context: the span the event was appended in (captured at append, carried unchanged). */
+    public static final String TRACEPARENT = "traceparent";
+    /** W3C Trace Context: vendor trace state, with {@link #TRACEPARENT}. */
+    public static final String TRACESTATE = "tracestate";
+    /** W3C Baggage: the baggage fields the application's tracer propagates. */
+    public static final String BAGGAGE = "baggage";
+    /**
+     * The trace headers an event carries from its append to its handlers, with the W3C propagation Boot configures by
+     * default (another propagation, such as B3, writes its own names, carried the same way).
+     */
+    public static final List<String> TRACE_HEADERS = List.of(TRACEPARENT, TRACESTATE, BAGGAGE);
 
     /** The default first part of topic names. */
     public static final String DEFAULT_TOPIC_PREFIX = "once";

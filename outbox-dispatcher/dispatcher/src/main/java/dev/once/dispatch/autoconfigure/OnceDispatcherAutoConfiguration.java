@@ -10,6 +10,7 @@ import dev.once.idempotency.IdempotencyStore;
 import dev.once.internal.RunningLifecycle;
 import dev.once.wire.RecordSigning;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -59,10 +60,12 @@ public class OnceDispatcherAutoConfiguration {
     @ConditionalOnMissingBean
     EventDispatcher onceEventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions,
                                         ObjectProvider<HandlerRegistration> handlers, DispatchListener listener,
-                                        OnceDispatcherProperties properties, RecordSigning signing) {
+                                        OnceDispatcherProperties properties, RecordSigning signing,
+                                        ObjectProvider<ObservationRegistry> observations) {
         List<HandlerRegistration> registrations = handlers.orderedStream().toList();
         checkDeclaredTopics(registrations, properties.getTopics());
-        return new EventDispatcher(store, transactions, registrations, properties.toClaimPolicy(), signing, listener);
+        return new EventDispatcher(store, transactions, registrations, properties.toClaimPolicy(), signing, listener,
+                observations.getIfAvailable(() -> ObservationRegistry.NOOP));
     }
 
     /**

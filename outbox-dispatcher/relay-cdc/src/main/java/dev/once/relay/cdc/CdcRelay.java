@@ -3,6 +3,7 @@ package dev.once.relay.cdc;
 import dev.once.OnceConfigurationException;
 import dev.once.internal.TransientFailures;
 import dev.once.relay.EventTransport;
+import dev.once.relay.OutboxChangeEvents;
 import dev.once.relay.OutboxMessage;
 import dev.once.relay.OutboxRelay;
 import dev.once.relay.RelayListener;
@@ -32,7 +33,6 @@ import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
-import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -68,7 +68,6 @@ public final class CdcRelay implements OutboxRelay {
 
     private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
 
-    private static final String JSON_CONTENT = "application/json";
 
     /**
      * A batch's bookkeeping (deleting or marking what Kafka acknowledged, parking what it refused) commits without
@@ -502,24 +501,8 @@ public final class CdcRelay implements OutboxRelay {
         return free;
     }
 
-    private OutboxMessage toMessage(SourceRecord record) {
-        if (!(record.value() instanceof Struct value) || value.schema().field("op") == null) {
-            return null; // heartbeats and other control records
-        }
-        String op = value.getString("op");
-        Struct source = value.getStruct("source");
-        if (!("c".equals(op) || "r".equals(op)) || !"outbox_event".equals(source.getString("table"))) {
-            return null;
-        }
-        Struct row = value.getStruct("after");
-        String headers = row.getString("headers");
-        return new OutboxMessage(UUID.fromString(row.getString("id")), row.getString("tenant_id"),
-                row.getString("actor_id"), row.getString("aggregate_type"), row.getString("aggregate_id"),
-                row.getString("event_type"), row.getInt32("event_version"), row.getBytes("payload"),
-                // a publication of an earlier version, which the relay could not widen, lists no content_type
-                row.schema().field("content_type") == null ? JSON_CONTENT : row.getString("content_type"),
-                OutboxLedger.headersFromJson(headers),
-                source.getInt64("ts_ms") == null ? null : java.time.Instant.ofEpochMilli(source.getInt64("ts_ms")));
+    private static OutboxMessage toMessage(SourceRecord record) {
+        return OutboxChangeEvents.toMessage(record.value());
     }
 
     @Override

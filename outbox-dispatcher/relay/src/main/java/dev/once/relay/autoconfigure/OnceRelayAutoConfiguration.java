@@ -12,6 +12,7 @@ import dev.once.relay.TopicRouter;
 import dev.once.retention.RetentionRule;
 import dev.once.wire.RecordSigning;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import java.util.HashMap;
 import java.util.Map;
 import javax.sql.DataSource;
@@ -59,9 +60,10 @@ public class OnceRelayAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     EventTransport onceEventTransport(OnceRelayProperties properties, TopicRouter router,
-                                      ObjectProvider<ProducerFactory<?, ?>> producers, RecordSigning signing) {
+                                      ObjectProvider<ProducerFactory<?, ?>> producers, RecordSigning signing,
+                                      ObjectProvider<ObservationRegistry> observations) {
         return new KafkaTransport(producerSettings(producers.getObject(), properties.getProducer()), router,
-                properties.getAckTimeout(), signing);
+                properties.getAckTimeout(), signing, observations.getIfAvailable(() -> ObservationRegistry.NOOP));
     }
 
     /**

@@ -114,18 +114,12 @@ public class OnceRelayProperties {
             throw new dev.once.OnceConfigurationException("Both once.outbox.relay.topic and "
                     + "once.outbox.relay.topic-template are set", "Set one of them: a fixed topic, or a template");
         }
-        if (!topic.isBlank()) {
-            return dev.once.relay.TopicRouter.fixed(topic);
+        try {
+            return dev.once.relay.TopicRouter.configured(topic, topicTemplate, topicPrefix);
+        } catch (IllegalArgumentException e) {
+            throw new dev.once.OnceConfigurationException("once.outbox.relay.topic-template is not valid: "
+                    + e.getMessage(), "Use only {aggregate_type}, {event_type} and {event_version}");
         }
-        if (!topicTemplate.isBlank()) {
-            try {
-                return dev.once.relay.TopicRouter.template(topicTemplate);
-            } catch (IllegalArgumentException e) {
-                throw new dev.once.OnceConfigurationException("once.outbox.relay.topic-template is not valid: "
-                        + e.getMessage(), "Use only {aggregate_type}, {event_type} and {event_version}");
-            }
-        }
-        return dev.once.relay.TopicRouter.byAggregateType(topicPrefix);
     }
 
     public int getBatchSize() {

@@ -95,14 +95,6 @@ public final class OutboxLedger {
         }
     }
 
-    private static final tools.jackson.databind.json.JsonMapper JSON = tools.jackson.databind.json.JsonMapper.builder().build();
-    private static final tools.jackson.core.type.TypeReference<Map<String, String>> HEADERS = new tools.jackson.core.type.TypeReference<>() { };
-
-    /** The {@code headers} column's JSON object as a map; empty for {@code null} or {@code {}}. */
-    public static Map<String, String> headersFromJson(String json) {
-        return json == null || json.equals("{}") ? Map.of() : JSON.readValue(json, HEADERS);
-    }
-
     public static Duration nextBackoff(Duration current, RelayOptions options) {
         Duration doubled = current.isZero() ? options.backoffMin() : current.multipliedBy(2);
         return doubled.compareTo(options.backoffMax()) > 0 ? options.backoffMax() : doubled;
