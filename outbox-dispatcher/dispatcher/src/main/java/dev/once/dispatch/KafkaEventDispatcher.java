@@ -37,6 +37,8 @@ import org.springframework.kafka.listener.DefaultErrorHandler;
  */
 public final class KafkaEventDispatcher implements AutoCloseable {
 
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(KafkaEventDispatcher.class);
+
     /** Between retries of a record whose failure was the database's: 0.5 s growing to 5 s, then round again. */
     private static final org.springframework.util.backoff.BackOff TRANSIENT_BACK_OFF = transientBackOff();
 
@@ -130,12 +132,17 @@ public final class KafkaEventDispatcher implements AutoCloseable {
                 dispatcher.markFailed(typed, failed);
             }
             dlt.accept(record, e);
+            log.warn("Dead-lettered {}-{}@{} to {}: {}", record.topic(), record.partition(), record.offset(),
+                    WireFormat.deadLetterTopic(record.topic()), rootOnce(e).getMessage());
             dispatcher.listener().deadLettered(String.valueOf(rootOnce(e).getMessage()));
             if (rootOnce(e) instanceof SignatureRejectedException rejected) {
                 dispatcher.listener().rejected(rejected.code());
             }
         }, retry.toBackOff());
         errors.addNotRetryableExceptions(PoisonEventException.class);
+        // spring-kafka rethrows after each failed attempt to seek back, and its container logs that with a stack trace
+        // at ERROR: once per retry and per dead letter. The line above says what happened to a record, once.
+        errors.setLogLevel(org.springframework.kafka.KafkaException.Level.DEBUG);
         errors.setBackOffFunction((record, e) -> TransientFailures.isTransient(e) ? TRANSIENT_BACK_OFF : null);
         ContainerProperties properties = new ContainerProperties(topics);
         properties.setGroupId(groupId);
