@@ -21,7 +21,7 @@ public record RelayOptions(int batchSize, Duration idlePause, Duration backoffMi
     public static final Duration IDLE_PAUSE = Duration.ofMillis(50);
     public static final Duration BACKOFF_MIN = Duration.ofMillis(200);
     public static final Duration BACKOFF_MAX = Duration.ofSeconds(10);
-    public static final Duration RETENTION = Duration.ZERO;
+    public static final Duration RETENTION = dev.once.retention.RetentionRule.OUTBOX_RETENTION;
     public static final int WORKERS = 2;
     /** A relay whose oldest pending event is older than this is not publishing: its health is DOWN. */
     public static final Duration MAX_PENDING_AGE = Duration.ofMinutes(1);

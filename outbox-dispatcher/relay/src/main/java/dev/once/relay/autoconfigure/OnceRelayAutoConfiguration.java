@@ -23,10 +23,13 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.NoneNestedConditions;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.kafka.core.ProducerFactory;
 
@@ -45,8 +48,24 @@ import org.springframework.kafka.core.ProducerFactory;
         "dev.once.autoconfigure.OnceStoreAutoConfiguration", "dev.once.wire.autoconfigure.OnceSigningAutoConfiguration"})
 @ConditionalOnBean({DataSource.class, OutboxOperations.class})
 @ConditionalOnBooleanProperty(name = "once.outbox.relay.enabled", matchIfMissing = true)
+@Conditional(OnceRelayAutoConfiguration.NotExternal.class)
 @EnableConfigurationProperties(OnceRelayProperties.class)
 public class OnceRelayAutoConfiguration {
+
+    /**
+     * Unless {@code once.outbox.relay.mode=external}: then a relay outside the application publishes, and the store's
+     * retention autoconfiguration deletes rows by age.
+     */
+    static final class NotExternal extends NoneNestedConditions {
+
+        NotExternal() {
+            super(ConfigurationPhase.REGISTER_BEAN);
+        }
+
+        @ConditionalOnProperty(name = "once.outbox.relay.mode", havingValue = "external")
+        static class External {
+        }
+    }
 
     /** What starts the CDC relay's autoconfiguration; absent, the default relay is the polling relay. */
     static final String CDC_RELAY = "dev.once.relay.cdc.CdcRelay";

@@ -16,15 +16,20 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties("once.outbox.relay")
 public class OnceRelayProperties {
 
-    /** The relays. */
-    public enum Mode { CDC, POLLING }
+    /**
+     * The relays: {@code CDC} (Debezium embedded), {@code POLLING}, or {@code EXTERNAL}: a relay outside the
+     * application (Kafka Connect with once-connect) publishes the outbox; none runs here, and the retention sweep
+     * deletes rows by age.
+     */
+    public enum Mode { CDC, POLLING, EXTERNAL }
 
     /** Whether a relay runs in this application. */
     private boolean enabled = true;
 
     /**
-     * CDC (Debezium, module once-outbox-relay-cdc) or POLLING (for databases without logical replication). Unset:
-     * CDC when once-outbox-relay-cdc is on the classpath, POLLING otherwise.
+     * CDC (Debezium, module once-outbox-relay-cdc), POLLING (for databases without logical replication) or EXTERNAL
+     * (Kafka Connect with once-connect publishes; no relay runs here). Unset: CDC when once-outbox-relay-cdc is on the
+     * classpath, POLLING otherwise.
      */
     private Mode mode;
 
@@ -48,7 +53,7 @@ public class OnceRelayProperties {
 
     /**
      * How long published rows are kept, then deleted by the retention sweep (once.retention.*); 0 deletes them once
-     * published.
+     * published. With mode EXTERNAL, how long rows are kept after they were appended.
      */
     private Duration retention = RelayOptions.RETENTION;
 

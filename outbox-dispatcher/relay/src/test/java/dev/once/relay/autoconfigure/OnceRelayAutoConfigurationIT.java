@@ -8,6 +8,7 @@ import dev.once.autoconfigure.OnceRetentionAutoConfiguration;
 import dev.once.autoconfigure.OnceStoreAutoConfiguration;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.outbox.OutboxOperations;
+import dev.once.relay.EventTransport;
 import dev.once.relay.OutboxRelay;
 import dev.once.relay.PollingRelay;
 import dev.once.relay.TopicRouter;
@@ -131,6 +132,32 @@ class OnceRelayAutoConfigurationIT {
                     await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(meters.find("once.retention.swept")
                             .tag("table", "outbox_event").counter()).isNotNull().extracting(c -> c.count()).isEqualTo(5.0));
                 });
+    }
+
+    @Test
+    void with_an_external_relay_no_relay_runs_here_and_rows_are_deleted_by_age_published_or_not() {
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.update("""
+                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
+                                          payload, created_at)
+                SELECT gen_random_uuid(), 'acme', 'alice', 'order', CASE WHEN n <= 4 THEN 'aged-' ELSE 'young-' END || n,
+                       'OrderPlaced', 1, convert_to('{}', 'UTF8'),
+                       CASE WHEN n <= 4 THEN now() - interval '2 hours' ELSE now() END
+                FROM generate_series(1, 6) AS n
+                """);
+
+        runner("ext").withConfiguration(AutoConfigurations.of(OnceRetentionAutoConfiguration.class))
+                .withPropertyValues("once.outbox.relay.mode=external", "once.outbox.relay.retention=1h",
+                        "once.retention.interval=200ms").run(context -> {
+                    assertThat(context).hasNotFailed().doesNotHaveBean(OutboxRelay.class)
+                            .doesNotHaveBean(EventTransport.class);
+                    assertThat(context.getBean(RetentionSweeper.class).rules())
+                            .contains(RetentionRule.appendedOutboxEvents(Duration.ofHours(1)));
+                    await().atMost(Duration.ofSeconds(30)).until(() -> rows(jdbc, "aged-%") == 0);
+                    assertThat(rows(jdbc, "young-%")).as("appended within the retention").isEqualTo(2);
+                    assertThat(published(jdbc, "%")).as("nothing marks rows published").isZero();
+                });
+        jdbc.update("DELETE FROM outbox_event WHERE aggregate_id LIKE 'young-%'");
     }
 
     private static long published(JdbcTemplate jdbc, String aggregates) {
