@@ -12,6 +12,7 @@ import dev.once.relay.RelayOptions;
 import dev.once.relay.TopicRouter;
 import dev.once.relay.cdc.CdcRelay;
 import dev.once.relay.cdc.CdcSettings;
+import dev.once.test.Paced;
 import dev.once.test.PostgresServer;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
@@ -345,35 +346,10 @@ public final class RelayBenchmark {
      * returns how many rows were committed.
      */
     private static long steady(JdbcTemplate jdbc, int rate, int seconds) throws InterruptedException {
-        AtomicLong committed = new AtomicLong();
-        int writers = 2;
-        long intervalNanos = 1_000_000_000L * writers / rate;
-        long end = System.nanoTime() + seconds * 1_000_000_000L;
-        List<Thread> threads = new ArrayList<>();
-        for (int w = 0; w < writers; w++) {
-            Thread t = new Thread(() -> {
-                long next = System.nanoTime();
-                int n = 0;
-                while (next < end) {
-                    jdbc.update("INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,"
-                            + " event_version, payload) VALUES (gen_random_uuid(), 'acme', 'alice', 'order', ?, 'OrderPlaced', 1,"
-                            + " convert_to(jsonb_build_object('n', ?, 'note', repeat('x', 170))::text, 'UTF8'))", "s-" + (n % 100), n);
-                    committed.incrementAndGet();
-                    n++;
-                    next += intervalNanos;
-                    long wait = next - System.nanoTime();
-                    if (wait > 0) {
-                        LockSupport.parkNanos(wait);
-                    }
-                }
-            });
-            t.start();
-            threads.add(t);
-        }
-        for (Thread t : threads) {
-            t.join();
-        }
-        return committed.get();
+        return Paced.run(2, rate, Duration.ofSeconds(seconds), n -> jdbc.update("INSERT INTO outbox_event (id, tenant_id,"
+                + " actor_id, aggregate_type, aggregate_id, event_type, event_version, payload) VALUES (gen_random_uuid(),"
+                + " 'acme', 'alice', 'order', ?, 'OrderPlaced', 1,"
+                + " convert_to(jsonb_build_object('n', ?, 'note', repeat('x', 170))::text, 'UTF8'))", "s-" + (n % 100), n));
     }
 
     private static long pending(JdbcTemplate jdbc) {

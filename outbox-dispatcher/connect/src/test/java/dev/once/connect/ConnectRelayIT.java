@@ -30,10 +30,7 @@ import dev.once.test.TestSigning;
 import dev.once.wire.RecordSigning;
 import dev.once.wire.SigningKeys;
 import dev.once.wire.WireFormat;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -60,8 +57,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The outbox relayed by a real Kafka Connect cluster (two workers in-process, the Debezium PostgreSQL connector with
@@ -76,7 +71,6 @@ class ConnectRelayIT {
 
     static final RecordSigning SIGNING = RecordSigning.require(
             SigningKeys.of(Map.of(TestSigning.KEY_ID, TestSigning.SECRET), null));
-    static final JsonMapper JSON = JsonMapper.builder().build();
     static final int PARTITIONS = 3;
 
     static EmbeddedConnectCluster connect;
@@ -265,23 +259,8 @@ class ConnectRelayIT {
         jdbc.update("DELETE FROM outbox_event"); // another test's rows: the connector's snapshot would relay them
         String slot = (name.replace('-', '_') + "_" + db.schema()).toLowerCase();
         slots.add(new String[] {slot, slot});
-        jdbc.execute("CREATE PUBLICATION " + slot + " FOR TABLE " + db.schema() + ".outbox_event, " + db.schema()
-                + ".once_relay_heartbeat");
-        JsonNode shipped = JSON.readTree(Files.readString(Path.of("once-outbox-connector.json")));
-        Map<String, String> config = new LinkedHashMap<>();
-        shipped.path("config").properties().forEach(e -> config.put(e.getKey(),
-                e.getValue().asString().replace("public.", db.schema() + ".").replace("once_connect_orders", slot)));
-        URI url = URI.create(db.server().jdbcUrl().substring("jdbc:".length()));
-        config.put("database.hostname", url.getHost());
-        config.put("database.port", Integer.toString(url.getPort()));
-        config.put("database.dbname", url.getPath().substring(1));
-        config.put("database.user", db.server().username());
-        config.put("database.password", db.server().password());
-        config.put("topic.prefix", "cdc-" + prefix);
-        config.put("transforms.once.topic.prefix", prefix);
-        config.put("transforms.once.signing.current-key", TestSigning.KEY_ID);
-        config.remove("transforms.once.signing.key.k1");
-        config.put("transforms.once.signing.key." + TestSigning.KEY_ID, TestSigning.SECRET);
+        jdbc.execute(ShippedConnector.publication(db.schema(), slot));
+        Map<String, String> config = ShippedConnector.config(db.server(), db.schema(), slot, prefix);
         config.putAll(extra);
         cluster.configureConnector(name, config);
         cluster.assertions().assertConnectorAndAtLeastNumTasksAreRunning(name, 1, "the connector did not start");
