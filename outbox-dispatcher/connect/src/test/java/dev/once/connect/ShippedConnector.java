@@ -3,38 +3,36 @@ package dev.once.connect;
 import dev.once.test.PostgresServer;
 import dev.once.test.TestSigning;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The connector configuration shipped in this module ({@code once-outbox-connector.json}), as an operator would
- * adapt it: the database's coordinates and credentials, the service's schema, slot and publication, the topic prefix
- * and the key ring (the tests' {@link TestSigning} key). Everything else is as shipped.
+ * The connector configuration shipped in this module ({@value #RESOURCE}, in the jar and the plugin zip), as an
+ * operator would adapt it: the database's coordinates and credentials, the service's schema, slot and publication,
+ * the topic prefix and the key ring (the tests' {@link TestSigning} key). Everything else is as shipped.
  */
-final class ShippedConnector {
+public final class ShippedConnector {
 
-    /** In the module's directory: the tests' working directory, or {@code once.connect.dir} (the benchmark's). */
-    static final Path FILE = Path.of(System.getProperty("once.connect.dir", ".")).resolve("once-outbox-connector.json");
+    public static final String RESOURCE = "/dev/once/connect/once-outbox-connector.json";
     private static final String SHIPPED_SLOT = "once_connect_orders";
 
     private ShippedConnector() {
     }
 
     /** The SQL an operator runs once: the publication the connector reads, limited to Once's two tables. */
-    static String publication(String schema, String slot) {
+    public static String publication(String schema, String slot) {
         return "CREATE PUBLICATION " + slot + " FOR TABLE " + schema + ".outbox_event, " + schema + ".once_relay_heartbeat";
     }
 
-    static Map<String, String> config(PostgresServer server, String schema, String slot, String prefix) {
+    public static Map<String, String> config(PostgresServer server, String schema, String slot, String prefix) {
         JsonNode shipped;
-        try {
-            shipped = JsonMapper.builder().build().readTree(Files.readString(FILE));
+        try (InputStream in = ShippedConnector.class.getResourceAsStream(RESOURCE)) {
+            shipped = JsonMapper.builder().build().readTree(in);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
