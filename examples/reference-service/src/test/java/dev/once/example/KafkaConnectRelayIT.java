@@ -77,6 +77,8 @@ class KafkaConnectRelayIT {
         connect.configureConnector("once-reference", ShippedConnector.config(db.server(), db.schema(), slot,
                 instances.topicPrefix()));
         connect.assertions().assertConnectorAndAtLeastNumTasksAreRunning("once-reference", 1, "the connector did not start");
+        await().atMost(Duration.ofSeconds(60)).until(() -> Boolean.TRUE.equals(jdbc.queryForObject(
+                "SELECT count(*) > 0 FROM pg_replication_slots WHERE slot_name = ? AND active", Boolean.class, slot)));
     }
 
     @AfterAll

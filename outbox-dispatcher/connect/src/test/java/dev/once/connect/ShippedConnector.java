@@ -37,7 +37,7 @@ public final class ShippedConnector {
             throw new UncheckedIOException(e);
         }
         Map<String, String> config = new LinkedHashMap<>();
-        shipped.path("config").properties().forEach(e -> config.put(e.getKey(),
+        shipped.path("config").properties().forEach(e -> config.put(e.getKey().replace("public.", schema + "."),
                 e.getValue().asString().replace("public.", schema + ".").replace(SHIPPED_SLOT, slot)));
         URI url = URI.create(server.jdbcUrl().substring("jdbc:".length()));
         config.put("database.hostname", url.getHost());
