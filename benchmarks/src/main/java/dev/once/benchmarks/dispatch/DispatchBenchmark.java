@@ -64,6 +64,9 @@ public final class DispatchBenchmark {
     private static final RecordSigning SIGNING = RecordSigning.require(
             SigningKeys.of(Map.of("bench-1", "a benchmark key of thirty-two bytes or more"), null));
 
+    /** The claims' route of the floor variant. */
+    private static final dev.once.idempotency.Route FLOOR_ROUTE = dev.once.idempotency.Route.of("OrderPlaced:v1:claims-floor");
+
     private DispatchBenchmark() {
     }
 
@@ -107,6 +110,32 @@ public final class DispatchBenchmark {
                         order[i].startsWith("off") ? RecordSigning.off() : SIGNING, ObservationRegistry.NOOP));
                 System.out.printf(Locale.ROOT, "  %-10s %8.0f events/s%n", order[i], runs[i]);
             }
+            // the same claims, with a batch handler writing each call's events with one JDBC batch (ABBA against the
+            // per-event handler, signing off)
+            String[] batchOrder = heapOnly ? new String[0] : new String[] {"batch-1", "event-1", "event-2", "batch-2"};
+            double[] batchRuns = new double[batchOrder.length];
+            for (int i = 0; i < batchOrder.length; i++) {
+                String variant = batchOrder[i];
+                batchRuns[i] = timed(jdbc, variant, events, variant.startsWith("batch")
+                        ? batchDispatcher(store, transactions, jdbc, bootstrap, topic, variant)
+                        : dispatcher(store, transactions, jdbc, bootstrap, topic, variant, RecordSigning.off(),
+                                ObservationRegistry.NOOP));
+                System.out.printf(Locale.ROOT, "  %-10s %8.0f events/s%n", variant, batchRuns[i]);
+            }
+            // the floor of a batch handler's design: the dispatcher's claim statements made directly by a plain batch
+            // listener (one multi-row claim, one JDBC batch of effects, one completion per poll, in one transaction)
+            double claimsFloor = heapOnly ? Double.NaN : timed(jdbc, "claims-floor", events, () -> plainListener(
+                    bootstrap, topic, (BatchMessageListener<String, byte[]>) records -> tx.executeWithoutResult(s -> {
+                        List<dev.once.idempotency.ClaimToken> tokens = store.claimFresh(
+                                records.stream().map(r -> dev.once.idempotency.IdempotencyScope.of("acme", "alice",
+                                        FLOOR_ROUTE, eventId(r).toString())).toList(),
+                                records.stream().map(r -> dev.once.idempotency.RequestFingerprint.ofPayload(FLOOR_ROUTE,
+                                        "application/json", r.value())).toList(), ClaimPolicy.ofDefaults());
+                        jdbc.batchUpdate("INSERT INTO effect VALUES ('claims-floor', ?)", records.stream()
+                                .map(r -> new Object[] {eventId(r)}).toList());
+                        store.markAllSucceeded(tokens.stream().filter(java.util.Objects::nonNull).toList(),
+                                dev.once.idempotency.StoredResponse.of(200, null, new byte[0]));
+                    })));
             double once = heapOnly ? runs[0] : (runs[0] + runs[3]) / 2;
             double signed = heapOnly ? runs[1] : (runs[1] + runs[2]) / 2;
             // tracing off and on (OpenTelemetry, every trace sampled, spans discarded), ABBA, signing off
@@ -135,6 +164,14 @@ public final class DispatchBenchmark {
             System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  ratio %.2fx, %.2fx of signing off%n",
                     "Once dispatcher (TRANSACTIONAL), require, mean", signed, signed / plain, signed / once);
             if (!heapOnly) {
+                double batchMean = (batchRuns[0] + batchRuns[3]) / 2;
+                double eventMean = (batchRuns[1] + batchRuns[2]) / 2;
+                System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  %.2fx of the per-event handler, %.2fx of the "
+                        + "hand-batched listener%n", "Once dispatcher, batch handler (one JDBC batch per call)", batchMean,
+                        batchMean / eventMean, batchMean / batched);
+                System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  %.2fx of the hand-batched listener; the batch "
+                        + "handler at %.2fx of it%n", "floor: the claim statements in a plain batch listener", claimsFloor,
+                        claimsFloor / batched, batchMean / claimsFloor);
                 double untracedMean = (tracing[0] + tracing[3]) / 2;
                 double tracedMean = (tracing[1] + tracing[2]) / 2;
                 System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  ratio %.2fx%n",
@@ -192,6 +229,22 @@ public final class DispatchBenchmark {
             EventDispatcher dispatcher = new EventDispatcher(store, transactions, List.of(HandlerRegistration.transactional(
                     "OrderPlaced", 1, variant, event -> jdbc.update("INSERT INTO effect VALUES (?, ?)", variant, event.eventId()))),
                     ClaimPolicy.ofDefaults(), signing, DispatchListener.NONE, observations);
+            KafkaEventDispatcher consumers = new KafkaEventDispatcher(bootstrap, variant + "-" + UUID.randomUUID(), dispatcher,
+                    1, 3, topic);
+            consumers.start();
+            return consumers::close;
+        };
+    }
+
+    /** A dispatcher whose batch handler writes each call's events as {@code variant} with one JDBC batch. */
+    private static ConsumerStart batchDispatcher(IdempotencyStore store, DataSourceTransactionManager transactions,
+                                                 JdbcTemplate jdbc, String bootstrap, String topic, String variant) {
+        return () -> {
+            EventDispatcher dispatcher = new EventDispatcher(store, transactions, List.of(
+                    HandlerRegistration.transactionalBatch("OrderPlaced", 1, variant, batch -> jdbc.batchUpdate(
+                            "INSERT INTO effect VALUES (?, ?)", batch.stream()
+                                    .map(e -> new Object[] {variant, e.eventId()}).toList()))),
+                    ClaimPolicy.ofDefaults(), RecordSigning.off());
             KafkaEventDispatcher consumers = new KafkaEventDispatcher(bootstrap, variant + "-" + UUID.randomUUID(), dispatcher,
                     1, 3, topic);
             consumers.start();

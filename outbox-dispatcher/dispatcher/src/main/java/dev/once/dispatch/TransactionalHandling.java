@@ -10,7 +10,9 @@ import io.micrometer.observation.Observation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
@@ -23,7 +25,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * (replay, conflict, reclaim), the handlers run in record order, every claim completed by one update. When the
  * attempt fails it is rolled back and attempted smaller (each record alone, then each handler of a failing record
  * alone), so that what can commit does, one failing handler never holds another back, and the failure found is the
- * handler's own. A transient failure (the database's) is not split: nothing can commit until it passes.
+ * handler's own. A transient failure (the database's) is not split: nothing can commit until it passes. A batch
+ * handler ({@link HandlerRegistration#transactionalBatch}) is called once per attempt with its claimed events, after
+ * the per-event handlers, before the claims complete; split attempts hand it fewer.
  */
 final class TransactionalHandling {
 
@@ -135,6 +139,7 @@ final class TransactionalHandling {
         List<ClaimToken> fresh = store.claimFresh(unique.stream().map(Delivery.Claim::scope).toList(),
                 unique.stream().map(Delivery.Claim::requestHash).toList(), policy);
         List<ClaimToken> owned = new ArrayList<>(unique.size());
+        Map<HandlerRegistration, List<Delivery.Claim>> batches = new LinkedHashMap<>();
         for (int i = 0; i < unique.size(); i++) {
             Delivery.Claim claim = unique.get(i);
             ClaimToken token = fresh.get(i);
@@ -148,10 +153,16 @@ final class TransactionalHandling {
                 }
                 token = c.token();
             }
-            Observation observation = observations.start(claim);
-            outcomes.handled(claim.handlerKey(), Handlers.invoke(claim, observation), observation);
+            if (claim.registration().batch() != null) {
+                batches.computeIfAbsent(claim.registration(), r -> new ArrayList<>()).add(claim);
+            } else {
+                Observation observation = observations.start(claim);
+                outcomes.handled(claim.handlerKey(), Handlers.invoke(claim, observation), observation);
+            }
             owned.add(token);
         }
+        // a batch handler's events, in record order, in one call, before the claims complete
+        batches.values().forEach(batch -> Handlers.invokeBatch(batch, observations, outcomes));
         if (store.markAllSucceeded(owned, HANDLED) != owned.size()) {
             throw new IllegalStateException("a claim of this attempt was taken over meanwhile; attempting it smaller");
         }
@@ -175,6 +186,26 @@ final class TransactionalHandling {
                 throw new HandlerFailedException(claim.handlerKey(), e);
             }
             return Duration.ofNanos(System.nanoTime() - start);
+        }
+
+        /**
+         * Runs a batch handler once for {@code claims} (all of one registration, none handled before); each event's
+         * observation ends with the call's outcome, and each is told handled with an equal share of its time.
+         */
+        static void invokeBatch(List<Delivery.Claim> claims, HandlingObservations observations, Outcomes outcomes) {
+            List<Observation> started = claims.stream().map(observations::start).toList();
+            List<HandledEvent> events = claims.stream().map(Delivery.Claim::event).toList();
+            long start = System.nanoTime();
+            try {
+                claims.get(0).registration().batch().handle(events);
+            } catch (Exception e) {
+                started.forEach(o -> HandlingObservations.failed(o, e));
+                throw new HandlerFailedException(claims.get(0).handlerKey(), e);
+            }
+            Duration each = Duration.ofNanos((System.nanoTime() - start) / claims.size());
+            for (int i = 0; i < claims.size(); i++) {
+                outcomes.handled(claims.get(i).handlerKey(), each, started.get(i));
+            }
         }
     }
 }

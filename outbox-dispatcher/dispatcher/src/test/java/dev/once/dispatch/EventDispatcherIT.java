@@ -79,6 +79,55 @@ class EventDispatcherIT {
     }
 
     @Test
+    void a_batch_handler_takes_a_polls_new_events_in_one_call_in_record_order_and_skips_those_handled_before() {
+        List<List<UUID>> calls = new java.util.ArrayList<>();
+        EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
+                List.of(HandlerRegistration.transactionalBatch("OrderPlaced", 1, "batched", events -> {
+                    calls.add(events.stream().map(HandledEvent::eventId).toList());
+                    jdbc.batchUpdate("INSERT INTO projection VALUES (?)",
+                            events.stream().map(e -> new Object[] {e.eventId()}).toList());
+                })), ClaimPolicy.ofDefaults(), RecordSigning.off());
+        List<UUID> ids = java.util.stream.Stream.generate(UUID::randomUUID).limit(6).toList();
+
+        dispatcher.dispatchBatch(ids.subList(0, 3).stream().map(id -> record(id, "{}")).toList());
+        dispatcher.dispatchBatch(ids.subList(1, 6).stream().map(id -> record(id, "{}")).toList()); // 1 and 2 again
+
+        assertThat(calls).containsExactly(ids.subList(0, 3), ids.subList(3, 6));
+        assertThat(jdbc.queryForList("SELECT event_id FROM projection WHERE event_id IN (?, ?, ?, ?, ?, ?)", UUID.class,
+                ids.toArray())).containsExactlyInAnyOrderElementsOf(ids);
+    }
+
+    @Test
+    void a_failing_batch_rolls_back_whole_and_is_attempted_smaller_until_the_failing_event_fails_alone() {
+        List<Integer> callSizes = new java.util.ArrayList<>();
+        UUID bad = UUID.randomUUID();
+        EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
+                List.of(HandlerRegistration.transactionalBatch("OrderPlaced", 1, "strict", events -> {
+                    callSizes.add(events.size());
+                    jdbc.batchUpdate("INSERT INTO projection VALUES (?)",
+                            events.stream().map(e -> new Object[] {e.eventId()}).toList());
+                    if (events.stream().anyMatch(e -> e.eventId().equals(bad))) {
+                        throw new IllegalStateException("refused " + bad);
+                    }
+                })), ClaimPolicy.ofDefaults(), RecordSigning.off());
+        UUID first = UUID.randomUUID();
+        UUID second = UUID.randomUUID();
+        UUID after = UUID.randomUUID();
+
+        assertThatThrownBy(() -> dispatcher.dispatchBatch(List.of(record(first, "{}"), record(second, "{}"),
+                record(bad, "{}"), record(after, "{}"))))
+                .isInstanceOfSatisfying(org.springframework.kafka.listener.BatchListenerFailedException.class,
+                        e -> assertThat(e.getIndex()).isEqualTo(2));
+
+        assertThat(callSizes).as("the poll, then each record alone up to the one that fails").containsExactly(4, 1, 1, 1);
+        assertThat(jdbc.queryForList("SELECT event_id FROM projection WHERE event_id IN (?, ?, ?, ?)", UUID.class,
+                first, second, bad, after)).as("the failing call's writes rolled back with its claims")
+                .containsExactlyInAnyOrder(first, second);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM idempotency_record WHERE idempotency_key IN (?, ?) "
+                + "AND status = 'succeeded'", Long.class, bad.toString(), after.toString())).isZero();
+    }
+
+    @Test
     void a_handler_marked_failed_after_its_last_retry_is_skipped_by_every_later_delivery() {
         AtomicInteger runs = new AtomicInteger();
         EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),
