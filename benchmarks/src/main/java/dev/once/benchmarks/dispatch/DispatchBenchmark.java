@@ -55,7 +55,10 @@ import org.springframework.transaction.support.TransactionTemplate;
  * Both consume the same backlog, each with a group of its own, in the same run; the backlog is signed as a relay signs
  * it, and the dispatcher runs twice, without verifying ({@code once.outbox.signing.mode=off}) and verifying every
  * record ({@code require}), twice each in the order off, require, require, off; then tracing off and on (Micrometer
- * Tracing over OpenTelemetry, every trace sampled, spans discarded; each record carries a {@code traceparent}), ABBA. Options: {@code --events 20000}; {@code --events 1000000 --heap} runs the dispatcher once
+ * Tracing over OpenTelemetry, every trace sampled, spans discarded; each record carries a {@code traceparent}), ABBA,
+ * with the cost of one handler's span alone on one thread; and a batch handler ({@code transactionalBatch}, one JDBC
+ * batch per call) against the per-event handler, ABBA, beside the floor of its design (the dispatcher's claim
+ * statements made directly by a plain batch listener). Options: {@code --events 20000}; {@code --events 1000000 --heap} runs the dispatcher once
  * without and once with verification over a large backlog (no plain listener) and prints the heap after GC every 10 s.
  */
 public final class DispatchBenchmark {
@@ -178,6 +181,9 @@ public final class DispatchBenchmark {
                         "Once dispatcher, tracing off, mean", untracedMean, untracedMean / plain);
                 System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  ratio %.2fx, %.2fx of tracing off%n",
                         "Once dispatcher, tracing on (OTel), mean", tracedMean, tracedMean / plain, tracedMean / untracedMean);
+                double spanMicros = handlerSpanCost(topic);
+                System.out.printf(Locale.ROOT, "%-50s %10.1f us per handler turn (%.1f %% of an event's time at the "
+                        + "untraced rate)%n", "a handler's span alone, one thread", spanMicros, spanMicros * untracedMean / 1e4);
             }
         } finally {
             execute(server, "DROP SCHEMA " + schema + " CASCADE");
@@ -205,6 +211,47 @@ public final class DispatchBenchmark {
             throw new IllegalStateException("a signed record did not verify");
         }
         return micros;
+    }
+
+    /**
+     * The floor of tracing a handler: microseconds per handler turn of what the dispatcher does with a tracer (a
+     * consumer observation whose parent is restored from the record's headers, tagged as the dispatcher tags it, its
+     * scope opened around the handler and closed, stopped), on one thread after a warm-up, spans batched and discarded.
+     */
+    private static double handlerSpanCost(String topic) {
+        ProducerRecord<String, byte[]> sent = event(topic, 1);
+        ConsumerRecord<String, byte[]> received = new ConsumerRecord<>(topic, 0, 0L, sent.key(), sent.value());
+        sent.headers().forEach(h -> received.headers().add(h));
+        io.micrometer.observation.transport.Propagator.Getter<org.apache.kafka.common.header.Headers> headers =
+                (carrier, name) -> {
+                    org.apache.kafka.common.header.Header h = carrier.lastHeader(name);
+                    return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+                };
+        try (TestTracing tracing = TestTracing.discarding()) {
+            Runnable turn = () -> {
+                io.micrometer.observation.transport.ReceiverContext<org.apache.kafka.common.header.Headers> context =
+                        new io.micrometer.observation.transport.ReceiverContext<>(headers,
+                                io.micrometer.observation.transport.Kind.CONSUMER);
+                context.setCarrier(received.headers());
+                io.micrometer.observation.Observation observation = io.micrometer.observation.Observation
+                        .createNotStarted(EventDispatcher.OBSERVATION, () -> context, tracing.observations())
+                        .lowCardinalityKeyValue("handler", "bench")
+                        .highCardinalityKeyValue("once.event.id", eventId(received).toString())
+                        .highCardinalityKeyValue("messaging.destination.name", topic).start();
+                try (io.micrometer.observation.Observation.Scope scope = observation.openScope()) {
+                    // the handler would run here
+                }
+                observation.lowCardinalityKeyValue("outcome", "handled").stop();
+            };
+            for (int i = 0; i < 200_000; i++) {
+                turn.run();
+            }
+            long start = System.nanoTime();
+            for (int i = 0; i < 500_000; i++) {
+                turn.run();
+            }
+            return (System.nanoTime() - start) / 1e3 / 500_000;
+        }
     }
 
     /** A spring-kafka container with {@code listener} (a record or a batch listener), one consumer thread, no claims. */
