@@ -131,12 +131,51 @@ public final class GuardBenchmark {
             Harness.Operation withOutbox = (t, seq) -> tx.executeWithoutResult(s -> appendAccount(jdbc, outbox));
             Harness.Operation atOnce = (t, seq) -> plainTx.executeWithoutResult(s -> appendAccount(plainJdbc, plainOutbox));
             String plain = "tx + outbox row, plain pool";
+            // the payload column's type alone: the same row by plain SQL into outbox_event (bytea, as shipped) and into a
+            // copy of it whose payload is jsonb (as before V6), so that only the column's parsing differs
+            plainJdbc.execute("CREATE TABLE IF NOT EXISTS bench_outbox_jsonb (LIKE outbox_event INCLUDING ALL)");
+            plainJdbc.execute("ALTER TABLE bench_outbox_jsonb ALTER COLUMN payload TYPE jsonb USING convert_from(payload, 'UTF8')::jsonb");
+            Harness.Operation bytea = (t, seq) -> plainTx.executeWithoutResult(s -> rawRow(plainJdbc, false));
+            Harness.Operation jsonb = (t, seq) -> plainTx.executeWithoutResult(s -> rawRow(plainJdbc, true));
+            String byteaRow = "tx + raw row, bytea payload";
+            String jsonbRow = "tx + raw row, jsonb payload";
             Map<String, Double> result = Harness.compare(Map.of("business tx alone", alone,
-                            "business tx + outbox row", withOutbox, plain, atOnce),
-                    List.of("business tx alone", "business tx + outbox row", plain), clients, load.millis(), load.rounds(),
-                    load.warmupMillis());
+                            "business tx + outbox row", withOutbox, plain, atOnce, byteaRow, bytea, jsonbRow, jsonb),
+                    List.of("business tx alone", "business tx + outbox row", plain, byteaRow, jsonbRow), clients,
+                    load.millis(), load.rounds(), load.warmupMillis());
             print("outbox write path (JDBC, " + clients + " threads)", result, "business tx alone");
+            System.out.printf(Locale.ROOT, "  %-40s %20.2fx%n", "bytea / jsonb payload column",
+                    result.get(byteaRow) / result.get(jsonbRow));
         }
+    }
+
+    /** The outbox row as plain SQL, payload as bytes (outbox_event) or as JSON text cast to jsonb (the copy). */
+    private static final String RAW_BYTEA = """
+            INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version,
+                                      payload, content_type, headers)
+            VALUES (?, 'acme', 'bench', 'account', ?, 'AccountCreated', 1, ?, 'application/json', CAST('{}' AS jsonb))
+            """;
+    private static final String RAW_JSONB = """
+            INSERT INTO bench_outbox_jsonb (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,
+                                            event_version, payload, content_type, headers)
+            VALUES (?, 'acme', 'bench', 'account', ?, 'AccountCreated', 1, CAST(? AS jsonb), 'application/json',
+                    CAST('{}' AS jsonb))
+            """;
+
+    /** The business row, then one outbox row (bytea, or jsonb), with the same ~60-byte JSON payload either way. */
+    private static void rawRow(JdbcTemplate jdbc, boolean jsonb) {
+        UUID id = UUID.randomUUID();
+        jdbc.update(BenchApp.INSERT_ACCOUNT, id, "acme", "Ada");
+        String payload = "{\"id\":\"" + id + "\",\"name\":\"Ada\"}";
+        jdbc.update(jsonb ? RAW_JSONB : RAW_BYTEA, ps -> {
+            ps.setObject(1, UUID.randomUUID());
+            ps.setString(2, id.toString());
+            if (jsonb) {
+                ps.setString(3, payload);
+            } else {
+                ps.setBytes(3, payload.getBytes(StandardCharsets.UTF_8));
+            }
+        });
     }
 
     private static void appendAccount(JdbcTemplate jdbc, OutboxWriter outbox) {
