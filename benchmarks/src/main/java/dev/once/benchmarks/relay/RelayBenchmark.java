@@ -12,6 +12,8 @@ import dev.once.relay.RelayOptions;
 import dev.once.relay.TopicRouter;
 import dev.once.relay.cdc.CdcRelay;
 import dev.once.relay.cdc.CdcSettings;
+import dev.once.relay.cdc.internal.EngineProperties;
+import dev.once.relay.cdc.internal.JdbcOffsetBackingStore;
 import dev.once.test.Paced;
 import dev.once.test.PostgresServer;
 import dev.once.test.TestDatabase;
@@ -19,6 +21,9 @@ import dev.once.test.TestKafka;
 import dev.once.test.TestPostgres;
 import dev.once.wire.RecordSigning;
 import dev.once.wire.SigningKeys;
+import io.debezium.engine.DebeziumEngine;
+import io.debezium.engine.RecordChangeEvent;
+import io.debezium.engine.format.ChangeEventFormat;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
@@ -27,10 +32,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.source.SourceRecord;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -56,6 +66,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
  */
 public final class RelayBenchmark {
 
+    /** Whether bursts print their timeline ({@code --timeline}). */
+    private static boolean timeline;
+
     private RelayBenchmark() {
     }
 
@@ -72,7 +85,9 @@ public final class RelayBenchmark {
         int writers = 16;
         boolean heap = java.util.Arrays.asList(args).contains("--heap");
         boolean floor = !java.util.Arrays.asList(args).contains("--no-floor");
-        args = java.util.Arrays.stream(args).filter(a -> !a.equals("--heap") && !a.equals("--no-floor")).toArray(String[]::new);
+        timeline = java.util.Arrays.asList(args).contains("--timeline");
+        args = java.util.Arrays.stream(args).filter(a -> !a.equals("--heap") && !a.equals("--no-floor")
+                && !a.equals("--timeline")).toArray(String[]::new);
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--rows" -> rows = Integer.parseInt(args[i + 1]);
@@ -109,6 +124,9 @@ public final class RelayBenchmark {
             // the CDC relay's floor: Debezium's decoding and the relay's bookkeeping, with Kafka taken out
             results.computeIfAbsent("cdc-floor (no Kafka)", k -> new ArrayList<>()).add(run(server, bootstrap, "cdc-floor",
                     RecordSigning.off(), rows, rate, seconds, workers, batch, aggregates, heap, bare, writers));
+        }
+        if (floor && relays.contains("cdc")) {
+            engineFloor(server, rows, aggregates, batch, bare, writers);
         }
         for (String relay : relays) {
             for (String signing : signings) {
@@ -193,13 +211,7 @@ public final class RelayBenchmark {
 
                 published.set(0);
                 long insertStart = System.nanoTime();
-                jdbc.update("""
-                        INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,
-                                                  event_version, payload)
-                        SELECT gen_random_uuid(), 'acme', 'alice', 'order', 'o-' || (n % ?), 'OrderPlaced', 1,
-                               convert_to(jsonb_build_object('n', n, 'note', repeat('x', 170))::text, 'UTF8')
-                        FROM generate_series(1, ?) AS n ORDER BY n
-                        """, aggregates, rows);
+                jdbc.update(INSERT_BACKLOG, aggregates, rows);
                 long committed = System.nanoTime();
                 if (heap) {
                     sampleHeapUntil(published, rows, kind);
@@ -213,35 +225,171 @@ public final class RelayBenchmark {
                 for (Map.Entry<Integer, Double> burst : bursts.entrySet()) {
                     latencies.clear();
                     published.set(0);
-                    Burst b = burst(schema, burst.getKey(), writers, published);
+                    Burst b = burst(schema, burst.getKey(), writers, published, jdbc, kind.startsWith("cdc") ? slot : null,
+                            timeline);
                     List<Long> during = new ArrayList<>(latencies);
                     during.sort(Long::compare);
                     System.out.printf(Locale.ROOT, "%s relay, burst of %d rows from %d writers: %.0f tx/s (%.2fx of no relay), "
                             + "commit->ack p50 %.1f ms, p99 %.1f ms, tail after the last commit %.0f ms%n", kind, burst.getKey(),
                             writers, b.txPerSecond(), b.txPerSecond() / burst.getValue(), percentile(during, 0.50),
                             percentile(during, 0.99), b.tailMillis());
+                    System.out.println("  " + b.describe());
                 }
                 return new Result(drain, percentile(sorted, 0.50), percentile(sorted, 0.99));
             }
         } finally {
             if (kind.startsWith("cdc")) {
-                try (Connection c = DriverManager.getConnection(server.jdbcUrl(), server.username(), server.password());
-                     Statement s = c.createStatement()) {
-                    for (int i = 0; i < 100; i++) {
-                        try {
-                            s.execute("SELECT pg_drop_replication_slot('" + slot + "') FROM pg_replication_slots"
-                                    + " WHERE slot_name = '" + slot + "'");
-                            break;
-                        } catch (java.sql.SQLException stillActive) {
-                            LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
-                        }
-                    }
-                    s.execute("DROP PUBLICATION IF EXISTS " + slot);
-                }
+                dropSlot(server, slot);
             }
             execute(server, "DROP SCHEMA " + schema + " CASCADE");
         }
     }
+
+    /**
+     * The floor of the CDC relay: Debezium's engine alone, with the relay's configuration ({@link EngineProperties})
+     * and a handler that only counts each outbox insert and its commit-to-handler latency (no message, no Kafka, no
+     * bookkeeping; rows stay in the table). The relay creates the publication and the slot first and steps aside.
+     * Prints the drain of {@code rows} committed at once, the bursts, and what Debezium's per-event JMX summary
+     * costs on an idle thread.
+     */
+    private static void engineFloor(PostgresServer server, int rows, int aggregates, int batch, Map<Integer, Double> bursts,
+                                    int writers) throws Exception {
+        String schema = "bench_engine_" + Long.toHexString(System.nanoTime());
+        execute(server, "CREATE SCHEMA " + schema);
+        String slot = schema.toLowerCase(Locale.ROOT);
+        CdcSettings settings = CdcSettings.of(server.jdbcUrl(), server.username(), server.password(), schema)
+                .withSlot(slot, slot);
+        RelayOptions options = RelayOptions.ofDefaults().withBatchSize(batch);
+        ExecutorService engineThread = Executors.newSingleThreadExecutor();
+        try (HikariDataSource ds = TestDatabase.newDataSource(schema, 8, null)) {
+            OnceMigrations.migrate(ds);
+            JdbcTemplate jdbc = new JdbcTemplate(ds);
+            AtomicLong relayed = new AtomicLong();
+            try (CdcRelay relay = new CdcRelay("bench", ds, settings, new AcknowledgingTransport(), options,
+                    new RelayListener() {
+                        @Override
+                        public void published(int count) {
+                            relayed.addAndGet(count);
+                        }
+                    })) {
+                relay.start();
+                jdbc.update(INSERT_BACKLOG, aggregates, 1); // streamed: the engine has started, and may be stopped
+                while (relayed.get() < 1) {
+                    LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
+                }
+            }
+            ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
+            AtomicLong counted = new AtomicLong();
+            JdbcOffsetBackingStore.register(slot, ds);
+            DebeziumEngine<RecordChangeEvent<SourceRecord>> engine = DebeziumEngine
+                    .create(ChangeEventFormat.of(io.debezium.embedded.Connect.class))
+                    .using(EngineProperties.of(settings, options))
+                    .notifying((records, committer) -> {
+                        long now = System.currentTimeMillis();
+                        int n = 0;
+                        for (RecordChangeEvent<SourceRecord> event : records) {
+                            if (event.record().value() instanceof Struct value && value.schema().field("source") != null
+                                    && "outbox_event".equals(value.getStruct("source").getString("table"))) {
+                                latencies.add(Duration.ofMillis(now - value.getStruct("source").getInt64("ts_ms")).toNanos());
+                                n++;
+                            }
+                            committer.markProcessed(event);
+                        }
+                        committer.markBatchFinished();
+                        counted.addAndGet(n);
+                    })
+                    .build();
+            try (engine) {
+                engineThread.submit(engine);
+                while (jdbc.queryForObject("SELECT count(*) FROM pg_replication_slots WHERE slot_name = ? AND active",
+                        Long.class, slot) == 0) {
+                    LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+                }
+                System.out.printf(Locale.ROOT, "%nengine-floor: Debezium's engine alone (relay configuration, a handler that "
+                        + "counts), slot %s%n", slot);
+                jdbc.update(INSERT_BACKLOG, aggregates, rows);
+                long committed = System.nanoTime();
+                while (counted.get() < rows) {
+                    LockSupport.parkNanos(Duration.ofMillis(2).toNanos());
+                }
+                System.out.printf(Locale.ROOT, "engine-floor: decoded %d rows at %.0f events/s from their commit%n", rows,
+                        rows / ((System.nanoTime() - committed) / 1e9));
+                for (Map.Entry<Integer, Double> burst : bursts.entrySet()) {
+                    latencies.clear();
+                    counted.set(0);
+                    Burst b = burst(schema, burst.getKey(), writers, counted, jdbc, slot, timeline);
+                    List<Long> during = new ArrayList<>(latencies);
+                    during.sort(Long::compare);
+                    System.out.printf(Locale.ROOT, "engine-floor, burst of %d rows from %d writers: %.0f tx/s (%.2fx of no "
+                            + "relay), commit->handler p50 %.1f ms, p99 %.1f ms, tail after the last commit %.0f ms%n",
+                            burst.getKey(), writers, b.txPerSecond(), b.txPerSecond() / burst.getValue(),
+                            percentile(during, 0.50), percentile(during, 0.99), b.tailMillis());
+                    System.out.println("  " + b.describe());
+                }
+            }
+        } finally {
+            engineThread.shutdownNow();
+            dropSlot(server, slot);
+            execute(server, "DROP SCHEMA " + schema + " CASCADE");
+        }
+        System.out.printf(Locale.ROOT, "engine-floor: Debezium's JMX summary of one event (CommonEventMeter.onEvent, a "
+                + "new ObjectMapper per call), on an idle thread: %s%n", summaryCost());
+    }
+
+    /**
+     * What Debezium's streaming metrics do for every event ({@code CommonEventMeter.onEvent} keeps a summary string of
+     * the last event: the source position and the key struct printed as JSON), timed and its allocation counted on
+     * this thread.
+     */
+    private static String summaryCost() {
+        org.apache.kafka.connect.data.Schema keySchema = org.apache.kafka.connect.data.SchemaBuilder.struct()
+                .name("once.bench.outbox_event.Key").field("id", org.apache.kafka.connect.data.Schema.STRING_SCHEMA).build();
+        Struct key = new Struct(keySchema).put("id", UUID.randomUUID().toString());
+        io.debezium.pipeline.source.spi.EventMetadataProvider postgres = new io.debezium.pipeline.source.spi.EventMetadataProvider() {
+            @Override
+            public java.time.Instant getEventTimestamp(io.debezium.spi.schema.DataCollectionId source,
+                                                       io.debezium.pipeline.spi.OffsetContext offset, Object k, Struct v) {
+                return null;
+            }
+
+            @Override
+            public Map<String, String> getEventSourcePosition(io.debezium.spi.schema.DataCollectionId source,
+                                                              io.debezium.pipeline.spi.OffsetContext offset, Object k,
+                                                              Struct v) {
+                return new java.util.HashMap<>(Map.of("lsn", "2147483648", "xmin", "1234")); // as PostgreSQL's provider
+            }
+
+            @Override
+            public String getTransactionId(io.debezium.spi.schema.DataCollectionId source,
+                                           io.debezium.pipeline.spi.OffsetContext offset, Object k, Struct v) {
+                return null;
+            }
+        };
+        long sink = 0;
+        int warmup = 20_000;
+        int measured = 50_000;
+        long start = 0;
+        long allocated = 0;
+        long self = Thread.currentThread().getId();
+        for (int i = 0; i < warmup + measured; i++) {
+            if (i == warmup) {
+                start = System.nanoTime();
+                allocated = THREADS.getThreadAllocatedBytes(self);
+            }
+            sink += postgres.toSummaryString(null, null, key, null).length();
+        }
+        double micros = (System.nanoTime() - start) / 1e3 / measured;
+        double kib = (THREADS.getThreadAllocatedBytes(self) - allocated) / 1024.0 / measured;
+        return sink == 0 ? "" : String.format(Locale.ROOT, "%.1f us and %.1f KiB allocated", micros, kib);
+    }
+
+    private static final String INSERT_BACKLOG = """
+            INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,
+                                      event_version, payload)
+            SELECT gen_random_uuid(), 'acme', 'alice', 'order', 'o-' || (n % ?), 'OrderPlaced', 1,
+                   convert_to(jsonb_build_object('n', n, 'note', repeat('x', 170))::text, 'UTF8')
+            FROM generate_series(1, ?) AS n ORDER BY n
+            """;
 
     /** Acknowledges every message at once, as if Kafka took no time: what is left of a relay's latency is its own. */
     private static final class AcknowledgingTransport implements EventTransport {
@@ -256,22 +404,112 @@ public final class RelayBenchmark {
         }
     }
 
-    /** A burst's figures: the writers' rate, and the time from the last commit until the relay had acknowledged all. */
-    record Burst(double txPerSecond, double tailMillis) {
+    /**
+     * A burst's figures: the writers' rate, the time from the last commit until the relay had acknowledged all, the
+     * longest time the relay acknowledged nothing while rows were waiting, and the CPU Debezium's decoding thread
+     * spent per event and its share of one core (both NaN without a CDC engine).
+     */
+    record Burst(double txPerSecond, double tailMillis, double longestWaitMillis, double decodingMicrosPerEvent,
+                 double decodingShare, double decodingKibPerEvent) {
+
+        String describe() {
+            return String.format(Locale.ROOT, "longest wait without an acknowledgement %.0f ms%s", longestWaitMillis,
+                    Double.isNaN(decodingMicrosPerEvent) ? "" : String.format(Locale.ROOT,
+                            "; Debezium's decoding thread: %.1f us CPU and %.0f KiB allocated per event, %.0f %% of a core",
+                            decodingMicrosPerEvent, decodingKibPerEvent, decodingShare * 100));
+        }
     }
 
     /**
      * {@code writers} threads, each on a connection of its own, commit one row per transaction as fast as they can
-     * until {@code rows} are committed; then waits until the relay reported them all published.
+     * until {@code rows} are committed; then waits until the relay reported them all published. With
+     * {@code timeline}, prints every 200 ms what is committed, acknowledged, not yet sent by the walsender (needs
+     * {@code pg_read_all_stats}) and queued in Debezium.
      */
-    private static Burst burst(String schema, int rows, int writers, AtomicLong published) throws Exception {
+    private static Burst burst(String schema, int rows, int writers, AtomicLong published, JdbcTemplate probe, String slot,
+                               boolean timeline) throws Exception {
         try (HikariDataSource pool = TestDatabase.newDataSource(schema, writers, null)) {
-            long[] window = write(new JdbcTemplate(pool), rows, writers);
+            AtomicLong committed = new AtomicLong();
+            Thread decoder = decodingThread();
+            long cpuBefore = decoder == null ? 0 : THREADS.getThreadCpuTime(decoder.getId());
+            long allocatedBefore = decoder == null ? 0 : THREADS.getThreadAllocatedBytes(decoder.getId());
+            long[] longestWait = new long[1];
+            Thread watch = new Thread(() -> longestWait[0] = watch(rows, committed, published, timeline ? probe : null,
+                    slot), "burst-watch");
+            watch.setDaemon(true);
+            watch.start();
+            long[] window = write(new JdbcTemplate(pool), rows, writers, committed);
             while (published.get() < rows) {
                 LockSupport.parkNanos(Duration.ofMillis(1).toNanos());
             }
             long acknowledged = System.nanoTime();
-            return new Burst(rows / ((window[1] - window[0]) / 1e9), (acknowledged - window[1]) / 1e6);
+            watch.join();
+            double cpu = decoder == null ? Double.NaN : THREADS.getThreadCpuTime(decoder.getId()) - cpuBefore;
+            double allocated = decoder == null ? Double.NaN
+                    : THREADS.getThreadAllocatedBytes(decoder.getId()) - allocatedBefore;
+            return new Burst(rows / ((window[1] - window[0]) / 1e9), (acknowledged - window[1]) / 1e6,
+                    longestWait[0] / 1e6, cpu / 1e3 / rows, cpu / (acknowledged - window[0]), allocated / 1024 / rows);
+        }
+    }
+
+    private static final com.sun.management.ThreadMXBean THREADS =
+            (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+
+    /** Debezium's one decoding thread (the PostgreSQL connector's streaming coordinator), if an engine runs. */
+    private static Thread decodingThread() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().contains("change-event-source-coordinator")).findFirst().orElse(null);
+    }
+
+    /**
+     * Until {@code rows} are acknowledged: the longest time, in nanoseconds, the relay acknowledged nothing while
+     * committed rows were waiting; with a {@code probe}, prints the timeline every 200 ms.
+     */
+    private static long watch(int rows, AtomicLong committed, AtomicLong published, JdbcTemplate probe, String slot) {
+        long start = System.nanoTime();
+        long nextLine = start;
+        long last = published.get();
+        long since = start;
+        long longest = 0;
+        while (published.get() < rows) {
+            long now = System.nanoTime();
+            long p = published.get();
+            if (p != last || committed.get() <= p) {
+                longest = Math.max(longest, p != last ? now - since : 0);
+                last = p;
+                since = now;
+            }
+            if (probe != null && now >= nextLine) {
+                nextLine = now + 200_000_000L;
+                System.out.printf(Locale.ROOT, "  t=%5d ms committed %6d acknowledged %6d%s%s%n", (now - start) / 1_000_000,
+                        committed.get(), p, slot == null ? "" : ", " + probe.queryForObject(UNSENT_WAL, String.class, slot),
+                        debeziumQueue());
+            }
+            LockSupport.parkNanos(1_000_000L);
+        }
+        return longest;
+    }
+
+    private static final String UNSENT_WAL = """
+            SELECT coalesce((SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), r.sent_lsn)::bigint || ' bytes of WAL unsent'
+                             FROM pg_replication_slots s JOIN pg_stat_replication r ON r.pid = s.active_pid
+                             WHERE s.slot_name = ?), 'unsent WAL unknown')
+            """;
+
+    /** Debezium's queue and lag, from its streaming MBean. */
+    private static String debeziumQueue() {
+        try {
+            javax.management.MBeanServer server = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+            StringBuilder out = new StringBuilder();
+            for (javax.management.ObjectName n : server.queryNames(
+                    new javax.management.ObjectName("debezium.postgres:context=streaming,*"), null)) {
+                out.append(", Debezium queue free ").append(server.getAttribute(n, "QueueRemainingCapacity"))
+                        .append(", behind the source ").append(server.getAttribute(n, "MilliSecondsBehindSource"))
+                        .append(" ms");
+            }
+            return out.toString();
+        } catch (javax.management.JMException e) {
+            return ", " + e;
         }
     }
 
@@ -281,7 +519,7 @@ public final class RelayBenchmark {
         execute(server, "CREATE SCHEMA " + schema);
         try (HikariDataSource pool = TestDatabase.newDataSource(schema, writers, null)) {
             OnceMigrations.migrate(pool);
-            long[] window = write(new JdbcTemplate(pool), rows, writers);
+            long[] window = write(new JdbcTemplate(pool), rows, writers, new AtomicLong());
             return rows / ((window[1] - window[0]) / 1e9);
         } finally {
             execute(server, "DROP SCHEMA " + schema + " CASCADE");
@@ -289,7 +527,7 @@ public final class RelayBenchmark {
     }
 
     /** Commits {@code rows} one-row transactions from {@code writers} threads; returns the first start and last commit. */
-    private static long[] write(JdbcTemplate jdbc, int rows, int writers) throws InterruptedException {
+    private static long[] write(JdbcTemplate jdbc, int rows, int writers, AtomicLong committed) throws InterruptedException {
         AtomicLong next = new AtomicLong();
         List<Thread> threads = new ArrayList<>();
         long start = System.nanoTime();
@@ -300,6 +538,7 @@ public final class RelayBenchmark {
                     jdbc.update("INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,"
                             + " event_version, payload) VALUES (gen_random_uuid(), 'acme', 'alice', 'order', ?, 'OrderPlaced', 1,"
                             + " convert_to(jsonb_build_object('n', ?, 'note', repeat('x', 170))::text, 'UTF8'))", "w-" + (n % 1000), n);
+                    committed.incrementAndGet();
                 }
             });
             t.start();
@@ -363,6 +602,23 @@ public final class RelayBenchmark {
             return Double.NaN;
         }
         return sorted.get((int) Math.min(sorted.size() - 1, Math.round(p * (sorted.size() - 1)))) / 1e6;
+    }
+
+    /** Drops a relay's slot (once its walsender has let go) and publication. */
+    private static void dropSlot(PostgresServer server, String slot) throws Exception {
+        try (Connection c = DriverManager.getConnection(server.jdbcUrl(), server.username(), server.password());
+             Statement s = c.createStatement()) {
+            for (int i = 0; i < 100; i++) {
+                try {
+                    s.execute("SELECT pg_drop_replication_slot('" + slot + "') FROM pg_replication_slots"
+                            + " WHERE slot_name = '" + slot + "'");
+                    break;
+                } catch (java.sql.SQLException stillActive) {
+                    LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
+                }
+            }
+            s.execute("DROP PUBLICATION IF EXISTS " + slot);
+        }
     }
 
     private static void execute(PostgresServer server, String sql) throws Exception {

@@ -1,6 +1,7 @@
 package dev.once.relay.cdc;
 
 import dev.once.OnceConfigurationException;
+import dev.once.relay.cdc.internal.PostgresCoordinates;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Objects;

@@ -9,7 +9,9 @@ import dev.once.relay.OutboxRelay;
 import dev.once.relay.RelayListener;
 import dev.once.relay.RelayOptions;
 import dev.once.relay.TransportUnavailableException;
+import dev.once.relay.cdc.internal.EngineProperties;
 import dev.once.relay.cdc.internal.JdbcOffsetBackingStore;
+import dev.once.relay.cdc.internal.PostgresCoordinates;
 import dev.once.relay.internal.OutboxLedger;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
@@ -21,7 +23,6 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
@@ -30,8 +31,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
-import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
@@ -287,7 +286,7 @@ public final class CdcRelay implements OutboxRelay {
         }
         JdbcOffsetBackingStore.register(settings.slotName(), dataSource);
         engine = DebeziumEngine.create(ChangeEventFormat.of(io.debezium.embedded.Connect.class))
-                .using(engineProperties())
+                .using(EngineProperties.of(settings, options))
                 .notifying(this::handleBatch)
                 .using((success, message, error) -> {
                     if (!success && running && leader) {
@@ -345,58 +344,6 @@ public final class CdcRelay implements OutboxRelay {
     private boolean slotActive() {
         Long n = jdbc.queryForObject(SLOT_ACTIVE, Long.class, settings.slotName());
         return n != null && n > 0;
-    }
-
-    private Properties engineProperties() {
-        PostgresCoordinates db = PostgresCoordinates.fromJdbcUrl(settings.jdbcUrl());
-        String outbox = settings.schema() + ".outbox_event";
-        Properties p = new Properties();
-        p.setProperty("name", settings.slotName());
-        p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
-        p.setProperty("offset.storage", JdbcOffsetBackingStore.class.getName());
-        p.setProperty(JdbcOffsetBackingStore.KEY_PROPERTY, settings.slotName());
-        p.setProperty("offset.flush.interval.ms", "1000");
-        p.setProperty("database.hostname", db.host());
-        p.setProperty("database.port", Integer.toString(db.port()));
-        p.setProperty("database.dbname", db.database());
-        p.setProperty("database.user", settings.user());
-        p.setProperty("database.password", settings.password() == null ? "" : settings.password());
-        // The source partition of the stored offsets: never to change, or every relay would snapshot anew.
-        p.setProperty("topic.prefix", "once");
-        // Debezium's MBeans are named after the prefix; the slot tells apart the relays of two databases in one JVM,
-        // whose second engine would otherwise wait a minute for the first one's names and then run without metrics.
-        p.setProperty("custom.metric.tags", "slot=" + settings.slotName());
-        p.setProperty("plugin.name", "pgoutput");
-        p.setProperty("slot.name", settings.slotName());
-        p.setProperty("publication.name", settings.publicationName());
-        p.setProperty("publication.autocreate.mode", "disabled");
-        p.setProperty("table.include.list", outbox + "," + settings.schema() + ".once_relay_heartbeat");
-        // Only what a message is made of: the relay bookkeeping columns (and their timestamp parsing) stay out.
-        p.setProperty("column.exclude.list", Stream.of("seq", "created_at", "published_at", "parked_at", "park_reason")
-                .map(column -> outbox + "." + column).collect(Collectors.joining(",")));
-        p.setProperty("snapshot.mode", "initial");
-        p.setProperty("snapshot.select.statement.overrides", outbox);
-        p.setProperty("snapshot.select.statement.overrides." + outbox, "SELECT * FROM " + outbox
-                + " WHERE published_at IS NULL AND parked_at IS NULL ORDER BY seq");
-        p.setProperty("heartbeat.interval.ms", Long.toString(settings.heartbeat().toMillis()));
-        String beats = settings.schema() + ".once_relay_heartbeat";
-        p.setProperty("heartbeat.action.query", "WITH previous AS (DELETE FROM " + beats + " WHERE slot_name = '"
-                + settings.slotName() + "') INSERT INTO " + beats + " (slot_name, beat_at) VALUES ('" + settings.slotName()
-                + "', now())");
-        p.setProperty("tombstones.on.delete", "false");
-        p.setProperty("max.batch.size", Integer.toString(engineBatchSize(options)));
-        p.setProperty("max.queue.size", Integer.toString(engineBatchSize(options) * 4));
-        p.setProperty("poll.interval.ms", "5");
-        p.setProperty("errors.max.retries", "0");
-        return p;
-    }
-
-    /**
-     * The most change records the engine hands to one {@link #handleBatch} call, and so the most events one batch
-     * publishes: the batch a stop interrupts is the most a restart publishes again.
-     */
-    static int engineBatchSize(RelayOptions options) {
-        return Math.max(options.batchSize(), 512);
     }
 
     private void handleBatch(List<RecordChangeEvent<SourceRecord>> records,

@@ -1,5 +1,6 @@
 package dev.once.relay.cdc;
 
+import dev.once.relay.cdc.internal.PostgresCoordinates;
 import java.time.Duration;
 
 /**

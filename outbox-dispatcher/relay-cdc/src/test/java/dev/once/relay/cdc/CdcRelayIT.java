@@ -8,6 +8,7 @@ import dev.once.relay.OutboxRelay;
 import dev.once.relay.RelayContractIT;
 import dev.once.relay.RelayListener;
 import dev.once.relay.RelayOptions;
+import dev.once.relay.cdc.internal.EngineProperties;
 import dev.once.test.ReplicationCleanup;
 import dev.once.test.TestKafka;
 import java.time.Duration;
@@ -91,7 +92,7 @@ class CdcRelayIT extends RelayContractIT {
                 .noneMatch(n -> n <= kept);
         // A clean stop commits the offsets of every batch the relay finished; only the batch it interrupted, at most
         // the engine's batch size of the last events streamed, was not, and the resumed stream sends it again.
-        int lastBatch = CdcRelay.engineBatchSize(RelayOptions.ofDefaults());
+        int lastBatch = EngineProperties.batchSize(RelayOptions.ofDefaults());
         assertThat(again).as("published again after the restart, beyond the last batch before the stop")
                 .allSatisfy((n, times) -> assertThat(n).isGreaterThan(beforeStop - lastBatch))
                 .allSatisfy((n, times) -> assertThat(times).isOne());

@@ -1,11 +1,11 @@
-package dev.once.relay.cdc;
+package dev.once.relay.cdc.internal;
 
 import java.net.URI;
 
-/** Host, port and database of a {@code jdbc:postgresql://host:port/db?...} URL, which Debezium needs apart. */
-record PostgresCoordinates(String host, int port, String database) {
+/** Host, port and database of a {@code jdbc:postgresql://host:port/db?...} URL, which Debezium needs apart. Not API. */
+public record PostgresCoordinates(String host, int port, String database) {
 
-    static PostgresCoordinates fromJdbcUrl(String jdbcUrl) {
+    public static PostgresCoordinates fromJdbcUrl(String jdbcUrl) {
         if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql://")) {
             throw new IllegalArgumentException("Not a PostgreSQL JDBC URL: " + jdbcUrl);
         }
