@@ -57,12 +57,15 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *       commit to last acknowledgement) are printed, and the writers' tx/s against the same writers with no relay,
  *       measured first in the same run.</li>
  * </ul>
+ * Bursts also print the longest wait without an acknowledgement and, for CDC, the CPU and memory Debezium's
+ * decoding thread spent per event; {@code --timeline} prints each burst every 200 ms.
  * Before them, the CDC relay runs once with Kafka taken out (a transport that acknowledges at once): the floor of
- * Debezium's decoding and the relay's bookkeeping ({@code --no-floor} skips it). Each relay runs once per entry of {@code --signing off,on,on,off} (records unsigned, or signed with an HMAC key as
+ * Debezium's decoding and the relay's bookkeeping; and Debezium's engine runs alone, with a handler that counts
+ * ({@code --no-floor} skips both). Each relay runs once per entry of {@code --signing off,on,on,off} (records unsigned, or signed with an HMAC key as
  * {@code once.outbox.signing.keys} would; the ABBA order lets warm-up and drift weigh on both alike), and a summary
  * compares the means of the signed drain and latency with the unsigned ones of the same run. With {@code --heap}, the drain prints the heap in use after a full GC every 10 s.
  * Options: {@code --rows 100000 --aggregates 1000 --rate 2000 --seconds 10 --relays polling,cdc --workers 2 --batch 2000
- * --signing off,on,on,off --burst 20000,100000 --writers 16 --heap}.
+ * --signing off,on,on,off --burst 20000,100000 --writers 16 --heap --timeline --no-floor}.
  */
 public final class RelayBenchmark {
 
