@@ -24,10 +24,15 @@ import dev.once.wire.SigningKeys;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import io.debezium.engine.format.ChangeEventFormat;
+import io.debezium.pipeline.source.spi.EventMetadataProvider;
+import io.debezium.pipeline.spi.OffsetContext;
+import io.debezium.spi.schema.DataCollectionId;
+import java.lang.management.ManagementFactory;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -38,7 +43,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import javax.management.JMException;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.data.SchemaBuilder;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -225,19 +235,8 @@ public final class RelayBenchmark {
                 System.out.printf(Locale.ROOT, "%s relay: drained %d rows at %.0f events/s from their commit "
                         + "(%.0f events/s counting the %.0f ms insert too)%n", kind, rows, drain,
                         rows / ((drained - insertStart) / 1e9), (committed - insertStart) / 1e6);
-                for (Map.Entry<Integer, Double> burst : bursts.entrySet()) {
-                    latencies.clear();
-                    published.set(0);
-                    Burst b = burst(schema, burst.getKey(), writers, published, jdbc, kind.startsWith("cdc") ? slot : null,
-                            timeline);
-                    List<Long> during = new ArrayList<>(latencies);
-                    during.sort(Long::compare);
-                    System.out.printf(Locale.ROOT, "%s relay, burst of %d rows from %d writers: %.0f tx/s (%.2fx of no relay), "
-                            + "commit->ack p50 %.1f ms, p99 %.1f ms, tail after the last commit %.0f ms%n", kind, burst.getKey(),
-                            writers, b.txPerSecond(), b.txPerSecond() / burst.getValue(), percentile(during, 0.50),
-                            percentile(during, 0.99), b.tailMillis());
-                    System.out.println("  " + b.describe());
-                }
+                bursts(kind + " relay", "commit->ack", schema, bursts, writers, published, latencies, jdbc,
+                        kind.startsWith("cdc") ? slot : null);
                 return new Result(drain, percentile(sorted, 0.50), percentile(sorted, 0.99));
             }
         } finally {
@@ -317,18 +316,7 @@ public final class RelayBenchmark {
                 }
                 System.out.printf(Locale.ROOT, "engine-floor: decoded %d rows at %.0f events/s from their commit%n", rows,
                         rows / ((System.nanoTime() - committed) / 1e9));
-                for (Map.Entry<Integer, Double> burst : bursts.entrySet()) {
-                    latencies.clear();
-                    counted.set(0);
-                    Burst b = burst(schema, burst.getKey(), writers, counted, jdbc, slot, timeline);
-                    List<Long> during = new ArrayList<>(latencies);
-                    during.sort(Long::compare);
-                    System.out.printf(Locale.ROOT, "engine-floor, burst of %d rows from %d writers: %.0f tx/s (%.2fx of no "
-                            + "relay), commit->handler p50 %.1f ms, p99 %.1f ms, tail after the last commit %.0f ms%n",
-                            burst.getKey(), writers, b.txPerSecond(), b.txPerSecond() / burst.getValue(),
-                            percentile(during, 0.50), percentile(during, 0.99), b.tailMillis());
-                    System.out.println("  " + b.describe());
-                }
+                bursts("engine-floor", "commit->handler", schema, bursts, writers, counted, latencies, jdbc, slot);
             }
         } finally {
             engineThread.shutdownNow();
@@ -345,26 +333,26 @@ public final class RelayBenchmark {
      * this thread.
      */
     private static String summaryCost() {
-        org.apache.kafka.connect.data.Schema keySchema = org.apache.kafka.connect.data.SchemaBuilder.struct()
-                .name("once.bench.outbox_event.Key").field("id", org.apache.kafka.connect.data.Schema.STRING_SCHEMA).build();
+        Schema keySchema = SchemaBuilder.struct()
+                .name("once.bench.outbox_event.Key").field("id", Schema.STRING_SCHEMA).build();
         Struct key = new Struct(keySchema).put("id", UUID.randomUUID().toString());
-        io.debezium.pipeline.source.spi.EventMetadataProvider postgres = new io.debezium.pipeline.source.spi.EventMetadataProvider() {
+        EventMetadataProvider postgres = new EventMetadataProvider() {
             @Override
-            public java.time.Instant getEventTimestamp(io.debezium.spi.schema.DataCollectionId source,
-                                                       io.debezium.pipeline.spi.OffsetContext offset, Object k, Struct v) {
+            public Instant getEventTimestamp(DataCollectionId source,
+                                                       OffsetContext offset, Object k, Struct v) {
                 return null;
             }
 
             @Override
-            public Map<String, String> getEventSourcePosition(io.debezium.spi.schema.DataCollectionId source,
-                                                              io.debezium.pipeline.spi.OffsetContext offset, Object k,
+            public Map<String, String> getEventSourcePosition(DataCollectionId source,
+                                                              OffsetContext offset, Object k,
                                                               Struct v) {
                 return new java.util.HashMap<>(Map.of("lsn", "2147483648", "xmin", "1234")); // as PostgreSQL's provider
             }
 
             @Override
-            public String getTransactionId(io.debezium.spi.schema.DataCollectionId source,
-                                           io.debezium.pipeline.spi.OffsetContext offset, Object k, Struct v) {
+            public String getTransactionId(DataCollectionId source,
+                                           OffsetContext offset, Object k, Struct v) {
                 return null;
             }
         };
@@ -393,6 +381,27 @@ public final class RelayBenchmark {
                    convert_to(jsonb_build_object('n', n, 'note', repeat('x', 170))::text, 'UTF8')
             FROM generate_series(1, ?) AS n ORDER BY n
             """;
+
+    /**
+     * Meets each burst ({@code rows} → the writers' rate without a relay) and prints its figures: {@code counted} is
+     * what the relay (or engine) reports done, {@code latencies} its commit-to-{@code measured} latency per row.
+     */
+    private static void bursts(String label, String measured, String schema, Map<Integer, Double> bursts, int writers,
+                               AtomicLong counted, ConcurrentLinkedQueue<Long> latencies, JdbcTemplate jdbc, String slot)
+            throws Exception {
+        for (Map.Entry<Integer, Double> burst : bursts.entrySet()) {
+            latencies.clear();
+            counted.set(0);
+            Burst b = burst(schema, burst.getKey(), writers, counted, jdbc, slot, timeline);
+            List<Long> during = new ArrayList<>(latencies);
+            during.sort(Long::compare);
+            System.out.printf(Locale.ROOT, "%s, burst of %d rows from %d writers: %.0f tx/s (%.2fx of no relay), "
+                    + "%s p50 %.1f ms, p99 %.1f ms, tail after the last commit %.0f ms%n", label, burst.getKey(), writers,
+                    b.txPerSecond(), b.txPerSecond() / burst.getValue(), measured, percentile(during, 0.50),
+                    percentile(during, 0.99), b.tailMillis());
+            System.out.println("  " + b.describe());
+        }
+    }
 
     /** Acknowledges every message at once, as if Kafka took no time: what is left of a relay's latency is its own. */
     private static final class AcknowledgingTransport implements EventTransport {
@@ -456,7 +465,7 @@ public final class RelayBenchmark {
     }
 
     private static final com.sun.management.ThreadMXBean THREADS =
-            (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
 
     /** Debezium's one decoding thread (the PostgreSQL connector's streaming coordinator), if an engine runs. */
     private static Thread decodingThread() {
@@ -502,16 +511,16 @@ public final class RelayBenchmark {
     /** Debezium's queue and lag, from its streaming MBean. */
     private static String debeziumQueue() {
         try {
-            javax.management.MBeanServer server = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
             StringBuilder out = new StringBuilder();
-            for (javax.management.ObjectName n : server.queryNames(
-                    new javax.management.ObjectName("debezium.postgres:context=streaming,*"), null)) {
+            for (ObjectName n : server.queryNames(
+                    new ObjectName("debezium.postgres:context=streaming,*"), null)) {
                 out.append(", Debezium queue free ").append(server.getAttribute(n, "QueueRemainingCapacity"))
                         .append(", behind the source ").append(server.getAttribute(n, "MilliSecondsBehindSource"))
                         .append(" ms");
             }
             return out.toString();
-        } catch (javax.management.JMException e) {
+        } catch (JMException e) {
             return ", " + e;
         }
     }
