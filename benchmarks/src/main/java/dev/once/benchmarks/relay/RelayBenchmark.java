@@ -68,19 +68,25 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *       measured first in the same run.</li>
  * </ul>
  * Bursts also print the longest wait without an acknowledgement and, for CDC, the CPU and memory Debezium's
- * decoding thread spent per event; {@code --timeline} prints each burst every 200 ms.
+ * decoding thread spent per event; {@code --timeline} prints each burst every 200 ms. With {@code --checkpoint}, a
+ * {@code CHECKPOINT} starts when half of each burst is committed (the role needs {@code pg_checkpoint}), as one
+ * started by WAL volume would: PostgreSQL keeps writes waiting while it writes out its dirty pages. Relay
+ * {@code cdc-sequential} is the CDC relay waiting for each batch's bookkeeping before the next batch
+ * ({@code aheadOfBookkeeping} 0), beside {@code cdc}, which publishes up to four batches ahead of it.
  * Before them, the CDC relay runs once with Kafka taken out (a transport that acknowledges at once): the floor of
  * Debezium's decoding and the relay's bookkeeping; and Debezium's engine runs alone, with a handler that counts
  * ({@code --no-floor} skips both). Each relay runs once per entry of {@code --signing off,on,on,off} (records unsigned, or signed with an HMAC key as
  * {@code once.outbox.signing.keys} would; the ABBA order lets warm-up and drift weigh on both alike), and a summary
  * compares the means of the signed drain and latency with the unsigned ones of the same run. With {@code --heap}, the drain prints the heap in use after a full GC every 10 s.
  * Options: {@code --rows 100000 --aggregates 1000 --rate 2000 --seconds 10 --relays polling,cdc --workers 2 --batch 2000
- * --signing off,on,on,off --burst 20000,100000 --writers 16 --heap --timeline --no-floor}.
+ * --signing off,on,on,off --burst 20000,100000 --writers 16 --heap --timeline --checkpoint --no-floor}.
  */
 public final class RelayBenchmark {
 
     /** Whether bursts print their timeline ({@code --timeline}). */
     private static boolean timeline;
+    /** Whether a {@code CHECKPOINT} starts half-way through each burst ({@code --checkpoint}). */
+    private static boolean checkpoint;
 
     private RelayBenchmark() {
     }
@@ -99,8 +105,9 @@ public final class RelayBenchmark {
         boolean heap = java.util.Arrays.asList(args).contains("--heap");
         boolean floor = !java.util.Arrays.asList(args).contains("--no-floor");
         timeline = java.util.Arrays.asList(args).contains("--timeline");
+        checkpoint = java.util.Arrays.asList(args).contains("--checkpoint");
         args = java.util.Arrays.stream(args).filter(a -> !a.equals("--heap") && !a.equals("--no-floor")
-                && !a.equals("--timeline")).toArray(String[]::new);
+                && !a.equals("--timeline") && !a.equals("--checkpoint")).toArray(String[]::new);
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--rows" -> rows = Integer.parseInt(args[i + 1]);
@@ -205,7 +212,8 @@ public final class RelayBenchmark {
             RelayOptions options = RelayOptions.ofDefaults().withBatchSize(batch).withWorkers(workers);
             OutboxRelay relay = kind.startsWith("cdc")
                     ? new CdcRelay("bench", ds, CdcSettings.of(server.jdbcUrl(), server.username(), server.password(), schema)
-                            .withSlot(slot, slot), transport, options, listener)
+                            .withSlot(slot, slot).withAheadOfBookkeeping(kind.equals("cdc-sequential") ? 0
+                                    : CdcSettings.AHEAD_OF_BOOKKEEPING), transport, options, listener)
                     : new PollingRelay("bench", ds, transport, options, listener);
             JdbcTemplate jdbc = new JdbcTemplate(ds);
             try (relay; transport) {
@@ -450,12 +458,29 @@ public final class RelayBenchmark {
                     slot), "burst-watch");
             watch.setDaemon(true);
             watch.start();
+            Thread checkpointer = null;
+            if (checkpoint) {
+                checkpointer = new Thread(() -> {
+                    while (committed.get() < rows / 2) {
+                        LockSupport.parkNanos(Duration.ofMillis(1).toNanos());
+                    }
+                    long begin = System.nanoTime();
+                    probe.execute("CHECKPOINT");
+                    System.out.printf(Locale.ROOT, "  CHECKPOINT half-way through the burst took %.0f ms%n",
+                            (System.nanoTime() - begin) / 1e6);
+                }, "burst-checkpoint");
+                checkpointer.setDaemon(true);
+                checkpointer.start();
+            }
             long[] window = write(new JdbcTemplate(pool), rows, writers, committed);
             while (published.get() < rows) {
                 LockSupport.parkNanos(Duration.ofMillis(1).toNanos());
             }
             long acknowledged = System.nanoTime();
             watch.join();
+            if (checkpointer != null) {
+                checkpointer.join();
+            }
             double cpu = decoder == null ? Double.NaN : THREADS.getThreadCpuTime(decoder.getId()) - cpuBefore;
             double allocated = decoder == null ? Double.NaN
                     : THREADS.getThreadAllocatedBytes(decoder.getId()) - allocatedBefore;

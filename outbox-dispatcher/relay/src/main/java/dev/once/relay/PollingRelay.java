@@ -5,6 +5,7 @@ import dev.once.relay.internal.OutboxLedger;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
@@ -163,7 +164,8 @@ public final class PollingRelay implements OutboxRelay {
             if (batch.isEmpty()) {
                 return 0;
             }
-            ledger.record(batch, transport.send(batch), listener);
+            EventTransport.Delivery delivery = transport.send(batch);
+            ledger.record(batch, delivery, Instant.now(), listener);
             return batch.size();
         });
         return taken == null ? 0 : taken;

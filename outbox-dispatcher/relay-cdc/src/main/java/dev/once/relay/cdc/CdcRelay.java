@@ -18,7 +18,10 @@ import io.debezium.engine.RecordChangeEvent;
 import io.debezium.engine.format.ChangeEventFormat;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -26,11 +29,15 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
@@ -50,8 +57,13 @@ import org.springframework.transaction.support.TransactionTemplate;
  *   <li><b>Preflight.</b> Before it starts the engine, a new leader checks with plain SQL what would otherwise fail
  *       inside Debezium ({@link CdcPreflight}: wal_level, the REPLICATION privilege, the publication, the slot's
  *       database, free slots) and turns each into one {@link dev.once.OnceConfigurationException} naming the fix.</li>
- *   <li><b>Offsets in PostgreSQL</b> ({@link JdbcOffsetBackingStore}), committed after Kafka acknowledged the batch:
- *       a new leader resumes where the last one stopped. After a crash the last uncommitted batch is sent again.</li>
+ *   <li><b>Bookkeeping off the publishing path.</b> Once Kafka has acknowledged a batch, its bookkeeping (deleting
+ *       or marking the rows, parking what Kafka refused) runs on a thread of its own while the next batches are
+ *       published, up to {@link CdcSettings#aheadOfBookkeeping()} batches ahead: PostgreSQL keeping writes waiting
+ *       (a checkpoint) does not hold up publishing.</li>
+ *   <li><b>Offsets in PostgreSQL</b> ({@link JdbcOffsetBackingStore}), moved past a batch only once Kafka acknowledged
+ *       it and its bookkeeping committed: a new leader resumes where the last one stopped. After a crash, the batches
+ *       not so recorded are sent again.</li>
  *   <li><b>No gap at first start.</b> The publication covers inserts into the outbox and heartbeat tables only
  *       ({@link CdcPublication}); the first start snapshots the rows still pending when the slot is created, so
  *       nothing committed earlier is lost.</li>
@@ -83,6 +95,12 @@ public final class CdcRelay implements OutboxRelay {
             WHERE parked_at IS NOT NULL AND aggregate_type || '/' || aggregate_id = ANY(?)
             """;
     static final String PARK_BEHIND = "UPDATE outbox_event SET parked_at = now(), park_reason = ? WHERE id = ?";
+    /**
+     * How long after its submission a batch's bookkeeping is waited for once the engine has caught up: healthy
+     * bookkeeping is done well within it, so the offsets keep up and a stop after a burst sends nothing again;
+     * bookkeeping that PostgreSQL keeps waiting longer is not waited for, and the next batches are published.
+     */
+    static final Duration CAUGHT_UP_WAIT = Duration.ofMillis(100);
     /** How long {@link #start()} waits for the first attempt to lead (or to stand by) to finish. */
     static final Duration START_WAIT = Duration.ofSeconds(60);
     /** How long a new leader waits for its engine to take the replication slot. */
@@ -98,8 +116,14 @@ public final class CdcRelay implements OutboxRelay {
     private final OutboxLedger ledger;
     private final TransactionTemplate bookkeepingTx;
     private final ProblemLog problems;
-    /** Published events whose rows were not yet visible to the delete, and since when (engine thread only). */
+    /** Published events whose rows were not yet visible to the delete, and since when (bookkeeping thread only). */
     private final Map<UUID, Long> unsettled = new LinkedHashMap<>();
+    /** The batches published whose offsets have not moved yet, oldest first (engine thread only). */
+    private final Deque<Recording> recording = new ArrayDeque<>();
+    /** How many change records {@link #recording} holds (engine thread only). */
+    private int recordingRecords;
+    /** Records each batch's bookkeeping in order, off the publishing thread. */
+    private final ExecutorService bookkeeper = Executors.newSingleThreadExecutor(r -> daemon(r, "once-cdc-bookkeeping"));
     private final ExecutorService engineThread = Executors.newSingleThreadExecutor(r -> daemon(r, "once-cdc-engine"));
     private final ExecutorService electionThread = Executors.newSingleThreadExecutor(r -> daemon(r, "once-cdc-election"));
     /** Counted down by {@link #close()}: ends the election thread's pauses at once. */
@@ -279,6 +303,8 @@ public final class CdcRelay implements OutboxRelay {
      */
     private CdcPreflight.Finding lead() {
         engineFailure = null;
+        recording.clear(); // batches of an engine that stopped: streamed again from the stored offsets
+        recordingRecords = 0;
         leader = true;
         CdcPreflight.Finding finding = preflight();
         if (finding != null) {
@@ -346,6 +372,10 @@ public final class CdcRelay implements OutboxRelay {
         return n != null && n > 0;
     }
 
+    /**
+     * One engine batch: its events are published at once and its bookkeeping is handed to the bookkeeping thread;
+     * the offsets move past it only once that bookkeeping has committed ({@link #markRecorded}).
+     */
     private void handleBatch(List<RecordChangeEvent<SourceRecord>> records,
                              DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
             throws InterruptedException {
@@ -356,34 +386,79 @@ public final class CdcRelay implements OutboxRelay {
                 messages.add(message);
             }
         }
-        if (!messages.isEmpty()) {
-            publish(holdBehindParked(messages));
-        } else if (!unsettled.isEmpty()) {
-            bookkeeping(Set::of);
+        if (messages.isEmpty()) {
+            Recording last = recording.pollLast();
+            // its offsets move with the batch before it, whose bookkeeping settles the rows not found yet anyway
+            recording.add(last != null ? last.and(records) : new Recording(records, Set.of(),
+                    bookkeeper.submit(this::settleEarlier), System.nanoTime()));
+        } else {
+            Set<String> parked = parkedAggregates(messages);
+            EventTransport.Delivery delivery = publish(messages.stream().filter(m -> !parked.contains(m.aggregate()))
+                    .toList());
+            Instant acknowledgedAt = Instant.now();
+            Set<UUID> acknowledged = new HashSet<>(delivery.acknowledged());
+            // held back behind a parked or refused event of its aggregate: CDC will not see it again
+            List<OutboxMessage> behind = messages.stream()
+                    .filter(m -> !acknowledged.contains(m.id()) && !delivery.refused().containsKey(m.id())).toList();
+            Set<String> parking = messages.stream().filter(m -> !acknowledged.contains(m.id()))
+                    .map(OutboxMessage::aggregate).collect(Collectors.toSet());
+            recording.add(new Recording(records, parking, bookkeeper.submit(() -> bookkeeping(() -> {
+                for (OutboxMessage m : behind) {
+                    jdbc.update(PARK_BEHIND, "waiting behind a parked event of " + m.aggregate(), m.id());
+                }
+                return ledger.record(messages, delivery, acknowledgedAt, listener);
+            })), System.nanoTime()));
         }
-        for (RecordChangeEvent<SourceRecord> event : records) {
-            committer.markProcessed(event);
+        recordingRecords += records.size();
+        markRecorded(committer, records.size() < EngineProperties.batchSize(options));
+    }
+
+    /**
+     * Moves the offsets past every batch whose bookkeeping has committed, oldest first, and never past one that has
+     * not: a batch whose refused events are not parked yet is streamed again after a crash. It waits for the oldest
+     * batch while more than {@link CdcSettings#aheadOfBookkeeping()} batches' worth of records are being recorded, and, when the
+     * engine has caught up (a batch short of the engine's batch size), for each batch until {@link #CAUGHT_UP_WAIT}
+     * after its submission. A bookkeeping failure fails the engine, which then resumes from the last offsets.
+     */
+    private void markRecorded(DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer,
+                              boolean caughtUp) throws InterruptedException {
+        int most = settings.aheadOfBookkeeping() * EngineProperties.batchSize(options);
+        while (!recording.isEmpty()) {
+            Recording oldest = recording.peek();
+            try {
+                if (recordingRecords > most) {
+                    oldest.recorded().get();
+                } else if (caughtUp) {
+                    long left = oldest.submittedAt() + CAUGHT_UP_WAIT.toNanos() - System.nanoTime();
+                    oldest.recorded().get(Math.max(0, left), TimeUnit.NANOSECONDS);
+                } else if (oldest.recorded().isDone()) {
+                    oldest.recorded().get();
+                } else {
+                    break;
+                }
+            } catch (TimeoutException e) {
+                break;
+            } catch (ExecutionException e) {
+                recording.clear();
+                recordingRecords = 0;
+                throw new IllegalStateException("The CDC relay's bookkeeping failed", e.getCause());
+            }
+            for (RecordChangeEvent<SourceRecord> event : oldest.records()) {
+                committer.markProcessed(event);
+            }
+            recording.poll();
+            recordingRecords -= oldest.records().size();
         }
         committer.markBatchFinished();
     }
 
-    private void publish(List<OutboxMessage> messages) throws InterruptedException {
+    private EventTransport.Delivery publish(List<OutboxMessage> messages) throws InterruptedException {
         Duration backoff = Duration.ZERO;
         while (true) {
             try {
                 EventTransport.Delivery delivery = transport.send(messages);
-                bookkeeping(() -> {
-                    Set<UUID> acknowledged = new HashSet<>(delivery.acknowledged());
-                    for (OutboxMessage m : messages) {
-                        // held back by the transport behind a refused event of its aggregate: CDC will not see it again
-                        if (!acknowledged.contains(m.id()) && !delivery.refused().containsKey(m.id())) {
-                            jdbc.update(PARK_BEHIND, "waiting behind a parked event of " + m.aggregate(), m.id());
-                        }
-                    }
-                    return ledger.record(messages, delivery, listener);
-                });
                 state = new RelayState(RelayState.Status.RUNNING, "leading slot " + settings.slotName());
-                return;
+                return delivery;
             } catch (TransportUnavailableException e) {
                 if (!running || !leader) {
                     throw new InterruptedException("relay stopping while Kafka is unavailable");
@@ -398,9 +473,10 @@ public final class CdcRelay implements OutboxRelay {
     }
 
     /**
-     * A batch's bookkeeping in one transaction, committed asynchronously ({@link #ASYNC_COMMIT}) with custom plans:
-     * {@code work} returns the ids of published events whose rows it did not find, and the ids still unsettled from
-     * earlier batches are tried again with it.
+     * A batch's bookkeeping in one transaction, on the bookkeeping thread, committed asynchronously
+     * ({@link #ASYNC_COMMIT}) with custom plans: {@code work} returns the ids of published events whose rows it did
+     * not find, and the ids still unsettled from earlier batches are tried again with it. Without work and with
+     * nothing unsettled, there is no transaction.
      */
     private void bookkeeping(Supplier<Set<UUID>> work) {
         bookkeepingTx.executeWithoutResult(status -> {
@@ -411,6 +487,13 @@ public final class CdcRelay implements OutboxRelay {
             }
             settleLater(notFound);
         });
+    }
+
+    /** The bookkeeping of a batch without events: the rows of earlier ones not found yet, if any. */
+    private void settleEarlier() {
+        if (!unsettled.isEmpty()) {
+            bookkeeping(Set::of);
+        }
     }
 
     /**
@@ -429,23 +512,17 @@ public final class CdcRelay implements OutboxRelay {
         unsettled.values().removeIf(since -> now - since > UNSETTLED_FOR.toNanos());
     }
 
-    /** Events of an aggregate that has a parked event are parked behind it, so the aggregate keeps its order. */
-    private List<OutboxMessage> holdBehindParked(List<OutboxMessage> messages) {
+    /**
+     * The aggregates of {@code messages} that have a parked event, in the table or about to be by the bookkeeping of a
+     * batch still being recorded: their events are parked behind it, unpublished, so that the aggregate keeps its
+     * order.
+     */
+    private Set<String> parkedAggregates(List<OutboxMessage> messages) {
         Object[] aggregates = messages.stream().map(OutboxMessage::aggregate).distinct().toArray();
-        List<String> parked = jdbc.query(PARKED_AGGREGATES, ps -> ps.setArray(1,
-                ps.getConnection().createArrayOf("text", aggregates)), (rs, n) -> rs.getString(1));
-        if (parked.isEmpty()) {
-            return messages;
-        }
-        List<OutboxMessage> free = new ArrayList<>(messages.size());
-        for (OutboxMessage m : messages) {
-            if (parked.contains(m.aggregate())) {
-                jdbc.update(PARK_BEHIND, "waiting behind a parked event of " + m.aggregate(), m.id());
-            } else {
-                free.add(m);
-            }
-        }
-        return free;
+        Set<String> parked = new HashSet<>(jdbc.query(PARKED_AGGREGATES, ps -> ps.setArray(1,
+                ps.getConnection().createArrayOf("text", aggregates)), (rs, n) -> rs.getString(1)));
+        recording.forEach(batch -> parked.addAll(batch.parking()));
+        return parked;
     }
 
     private static OutboxMessage toMessage(SourceRecord record) {
@@ -473,7 +550,23 @@ public final class CdcRelay implements OutboxRelay {
             Thread.currentThread().interrupt();
         }
         engineThread.shutdownNow();
+        bookkeeper.shutdown();
         state = new RelayState(RelayState.Status.STOPPED, "stopped");
+    }
+
+    /**
+     * A published batch: its change records, the aggregates whose events its bookkeeping parks, that bookkeeping, and
+     * when it was submitted ({@link System#nanoTime()}).
+     */
+    private record Recording(List<RecordChangeEvent<SourceRecord>> records, Set<String> parking, Future<?> recorded,
+                             long submittedAt) {
+
+        /** This batch followed by the records of a batch without events. */
+        Recording and(List<RecordChangeEvent<SourceRecord>> more) {
+            List<RecordChangeEvent<SourceRecord>> all = new ArrayList<>(records);
+            all.addAll(more);
+            return new Recording(all, parking, recorded, submittedAt);
+        }
     }
 
     private static Thread daemon(Runnable r, String name) {

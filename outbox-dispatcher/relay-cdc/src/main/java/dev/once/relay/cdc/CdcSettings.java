@@ -18,16 +18,23 @@ import java.time.Duration;
  * @param failFast whether a misconfiguration that only an operator can fix (wal_level, a missing privilege, the
  *                 publication, a slot of another database), found by the first attempt to lead, fails
  *                 {@link CdcRelay#start()} instead of being retried with the relay's state FAILED
+ * @param aheadOfBookkeeping how many engine batches the relay may publish ahead of their bookkeeping (deleting or
+ *                           marking the rows Kafka acknowledged): while PostgreSQL keeps writes waiting, as during a
+ *                           checkpoint, publishing goes on. The offsets never move past a batch whose bookkeeping has not
+ *                           committed, so a crash publishes these batches again. 0 waits for each batch's bookkeeping
+ *                           before the next batch.
  */
 public record CdcSettings(String jdbcUrl, String user, String password, String schema, String slotName,
                           String publicationName, Duration heartbeat, Duration leaderPoll, Duration retryFirst,
-                          Duration retryMax, boolean failFast) {
+                          Duration retryMax, boolean failFast, int aheadOfBookkeeping) {
 
     public static final Duration HEARTBEAT = Duration.ofSeconds(10);
     public static final Duration LEADER_POLL = Duration.ofSeconds(1);
     public static final Duration RETRY_FIRST = Duration.ofSeconds(1);
     public static final Duration RETRY_MAX = Duration.ofSeconds(60);
     public static final boolean FAIL_FAST = true;
+    /** Four batches: some half a second of a burst on a small machine, what one checkpoint kept writes waiting here. */
+    public static final int AHEAD_OF_BOOKKEEPING = 4;
 
     public CdcSettings {
         if (retryFirst == null || retryMax == null || retryFirst.isNegative() || retryFirst.isZero()
@@ -44,13 +51,19 @@ public record CdcSettings(String jdbcUrl, String user, String password, String s
         if (schema == null || !schema.matches("[A-Za-z0-9_]{1,63}")) {
             throw new IllegalArgumentException("schema must be a plain identifier, was " + schema);
         }
+        if (aheadOfBookkeeping < 0) {
+            throw new IllegalArgumentException("aheadOfBookkeeping (once.outbox.relay.cdc.ahead-of-bookkeeping) must be 0 or more, was " + aheadOfBookkeeping);
+        }
     }
 
-    /** Settings that retry and fail fast by default ({@link #RETRY_FIRST}, {@link #RETRY_MAX}, {@link #FAIL_FAST}). */
+    /**
+     * Settings that retry, fail fast and publish ahead of their bookkeeping by default ({@link #RETRY_FIRST},
+     * {@link #RETRY_MAX}, {@link #FAIL_FAST}, {@link #AHEAD_OF_BOOKKEEPING}).
+     */
     public CdcSettings(String jdbcUrl, String user, String password, String schema, String slotName,
                        String publicationName, Duration heartbeat, Duration leaderPoll) {
         this(jdbcUrl, user, password, schema, slotName, publicationName, heartbeat, leaderPoll, RETRY_FIRST, RETRY_MAX,
-                FAIL_FAST);
+                FAIL_FAST, AHEAD_OF_BOOKKEEPING);
     }
 
     /** Settings with the slot and publication named after the database and schema ({@link #slotNameFor}). */
@@ -74,22 +87,27 @@ public record CdcSettings(String jdbcUrl, String user, String password, String s
 
     public CdcSettings withSlot(String slot, String publication) {
         return new CdcSettings(jdbcUrl, user, password, schema, slot, publication, heartbeat, leaderPoll, retryFirst,
-                retryMax, failFast);
+                retryMax, failFast, aheadOfBookkeeping);
     }
 
     public CdcSettings withTimings(Duration heartbeatEvery, Duration leaderPollEvery) {
         return new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, heartbeatEvery,
-                leaderPollEvery, retryFirst, retryMax, failFast);
+                leaderPollEvery, retryFirst, retryMax, failFast, aheadOfBookkeeping);
     }
 
     public CdcSettings withRetry(Duration first, Duration max) {
         return new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, heartbeat, leaderPoll, first,
-                max, failFast);
+                max, failFast, aheadOfBookkeeping);
     }
 
     public CdcSettings withFailFast(boolean fail) {
         return new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, heartbeat, leaderPoll,
-                retryFirst, retryMax, fail);
+                retryFirst, retryMax, fail, aheadOfBookkeeping);
+    }
+
+    public CdcSettings withAheadOfBookkeeping(int batches) {
+        return new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, heartbeat, leaderPoll,
+                retryFirst, retryMax, failFast, batches);
     }
 
     /** Never the password, nor the URL's parameters, which may carry it: settings end up in logs and test reports. */

@@ -11,15 +11,19 @@ import dev.once.relay.RelayOptions;
 import dev.once.relay.cdc.internal.EngineProperties;
 import dev.once.test.ReplicationCleanup;
 import dev.once.test.TestKafka;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
+import java.util.concurrent.ThreadLocalRandom;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -64,6 +68,9 @@ class CdcRelayIT extends RelayContractIT {
             OutboxRelay first = started("first");
             // every other row deleted: Kafka acknowledged each batch and the relay recorded it
             await().atMost(Duration.ofSeconds(120)).until(() -> pending() == kept);
+            // and the offsets moved past it: they move once a batch's bookkeeping has committed
+            long recorded = currentLsn();
+            await().atMost(Duration.ofSeconds(30)).until(() -> storedLsn() >= recorded);
             first.close();
         } finally {
             jdbc.execute("DROP TRIGGER IF EXISTS keep_rows ON outbox_event; DROP FUNCTION IF EXISTS keep_row()");
@@ -90,7 +97,7 @@ class CdcRelayIT extends RelayContractIT {
                         .mapToLong(Long::longValue).sum(), whileStopped);
         assertThat(again.keySet()).as("published before the stop, rows still pending: only a new snapshot reads them")
                 .noneMatch(n -> n <= kept);
-        // A clean stop commits the offsets of every batch the relay finished; only the batch it interrupted, at most
+        // A clean stop commits the offsets of every batch the relay recorded; only a batch it interrupted, at most
         // the engine's batch size of the last events streamed, was not, and the resumed stream sends it again.
         int lastBatch = EngineProperties.batchSize(RelayOptions.ofDefaults());
         assertThat(again).as("published again after the restart, beyond the last batch before the stop")
@@ -101,6 +108,109 @@ class CdcRelayIT extends RelayContractIT {
         // 10 seconds, which a healthy broker does not cause.
         assertThat(written).as("events written while the relay was stopped, by copies published").hasSize(whileStopped)
                 .allSatisfy((n, times) -> assertThat(times).isOne());
+    }
+
+    @Test
+    void while_postgresql_keeps_the_bookkeeping_waiting_publishing_goes_on_and_the_offsets_wait_for_it()
+            throws Exception {
+        String topic = prefix + ".order";
+        started("first");
+        commitEvents(1, 1);
+        await().atMost(Duration.ofSeconds(60)).until(() -> pending() == 0);
+        long before = currentLsn();
+        try (DeletesWaiting waiting = new DeletesWaiting()) {
+            commitEvents(2, 100);
+            consumeUntil(topic, 101);
+            // a later batch: published while the first one's bookkeeping still waits
+            commitEvents(102, 100);
+            assertThat(consumeUntil(topic, 201).distinctEvents()).isEqualTo(201);
+            assertThat(pending()).as("rows whose bookkeeping waits").isEqualTo(200);
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5)).until(() -> storedLsn() < before);
+
+            // a stop sends again what was not recorded: the stored offsets lie before it
+            stopRelays();
+            assertThat(storedLsn()).isLessThan(before);
+            started("second");
+            await().atMost(Duration.ofSeconds(60)).until(() -> copiesByN(read(topic, Map.of(), endOffsets(topic)))
+                    .entrySet().stream().filter(e -> e.getKey() > 1 && e.getValue() > 1).count() == 200);
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> pending() == 0 && storedLsn() > before);
+    }
+
+    @Test
+    void an_event_behind_one_whose_parking_is_still_being_recorded_waits_behind_it() throws Exception {
+        String topic = prefix + ".big";
+        started("a", Map.of(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 100_000), RelayOptions.ofDefaults());
+        try (DeletesWaiting waiting = new DeletesWaiting()) {
+            // b-1's first event is refused (too large); the bookkeeping that parks it waits
+            commitBlobs(1, "b-1", "x".repeat(200_000), 3, "b-2", "small");
+            consumeUntil(topic, 1);
+            commitBlobs(2, "b-1", "small", 4, "b-2", "small");
+
+            assertThat(consumeUntil(topic, 2).records()).extracting(ConsumerRecord::key).containsOnly("b-2");
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE parked_at IS NOT NULL", Long.class))
+                    .as("parked while the bookkeeping waits").isZero();
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> jdbc.queryForObject("SELECT count(*) FROM outbox_event"
+                + " WHERE aggregate_id = 'b-1' AND parked_at IS NOT NULL", Long.class) == 2);
+        assertThat(jdbc.queryForList("SELECT park_reason FROM outbox_event WHERE aggregate_id = 'b-1' ORDER BY seq",
+                String.class)).satisfiesExactly(first -> assertThat(first).contains("RecordTooLarge"),
+                second -> assertThat(second).startsWith("waiting behind a parked event"));
+        assertThat(consumeUntil(topic, 2).records()).extracting(ConsumerRecord::key).containsOnly("b-2");
+    }
+
+    /** Commits two events of aggregate type {@code big} in one transaction, so that they are streamed in one batch. */
+    private void commitBlobs(int n, String aggregate, String blob, int nextN, String nextAggregate, String nextBlob) {
+        jdbc.update("""
+                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,
+                                          event_version, payload)
+                VALUES (gen_random_uuid(), 'acme', 'alice', 'big', ?, 'Blob', 1,
+                        convert_to(jsonb_build_object('n', ?, 'blob', ?)::text, 'UTF8')),
+                       (gen_random_uuid(), 'acme', 'alice', 'big', ?, 'Blob', 1,
+                        convert_to(jsonb_build_object('n', ?, 'blob', ?)::text, 'UTF8'))
+                """, aggregate, n, blob, nextAggregate, nextN, nextBlob);
+    }
+
+    /**
+     * Makes every delete and update of an outbox row (the relay's bookkeeping) wait until closed, as PostgreSQL keeps
+     * writes waiting during a checkpoint; inserts go on.
+     */
+    private final class DeletesWaiting implements AutoCloseable {
+
+        private final long lock = ThreadLocalRandom.current().nextLong(1, Integer.MAX_VALUE);
+        private final Connection holder;
+
+        DeletesWaiting() throws SQLException {
+            holder = db.dataSource().getConnection();
+            holder.createStatement().execute("SELECT pg_advisory_lock(" + lock + ")");
+            jdbc.execute("CREATE FUNCTION wait_for_test() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                    + " PERFORM pg_advisory_xact_lock_shared(" + lock + ");"
+                    + " IF TG_OP = 'DELETE' THEN RETURN OLD; END IF; RETURN NEW; END $$");
+            jdbc.execute("CREATE TRIGGER wait_for_test BEFORE DELETE OR UPDATE ON outbox_event"
+                    + " FOR EACH ROW EXECUTE FUNCTION wait_for_test()");
+        }
+
+        @Override
+        public void close() throws SQLException {
+            try (holder) {
+                holder.createStatement().execute("SELECT pg_advisory_unlock(" + lock + ")");
+            } finally {
+                jdbc.execute("DROP TRIGGER IF EXISTS wait_for_test ON outbox_event;"
+                        + " DROP FUNCTION IF EXISTS wait_for_test()");
+            }
+        }
+    }
+
+    /** Where the write-ahead log ends now, as a number. */
+    long currentLsn() {
+        return jdbc.queryForObject("SELECT pg_current_wal_lsn() - '0/0'", Long.class);
+    }
+
+    /** The position in the write-ahead log of the relay's stored offsets: what a new leader streams from. */
+    long storedLsn() {
+        List<byte[]> offsets = jdbc.queryForList("SELECT offset_value FROM once_relay_offset WHERE store_key = ?",
+                byte[].class, settings().slotName());
+        return offsets.stream().mapToLong(o -> JSON.readTree(o).get("lsn").asLong()).max().orElse(-1);
     }
 
     /**

@@ -5,12 +5,15 @@ import dev.once.relay.OutboxMessage;
 import dev.once.relay.RelayListener;
 import dev.once.relay.RelayOptions;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowCallbackHandler;
 
@@ -20,7 +23,7 @@ import org.springframework.jdbc.core.RowCallbackHandler;
  */
 public final class OutboxLedger {
 
-    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(OutboxLedger.class);
+    private static final Logger log = LoggerFactory.getLogger(OutboxLedger.class);
 
     /**
      * Every relay statement is planned for the values it is given, in the transaction that sets this. A cached generic
@@ -46,16 +49,18 @@ public final class OutboxLedger {
 
     /**
      * Records what Kafka did with {@code sent}: published rows deleted or marked, refused rows parked with their
-     * reason, and both reported to {@code listener} with each acknowledged row's commit-to-ack latency. Returns the
-     * acknowledged ids whose rows it did not find (see {@link #settle}).
+     * reason, and both reported to {@code listener} with each acknowledged row's commit-to-ack latency (up to
+     * {@code acknowledgedAt}, when the send returned). Returns the acknowledged ids whose rows it did not find (see
+     * {@link #settle}).
      */
-    public Set<UUID> record(List<OutboxMessage> sent, EventTransport.Delivery delivery, RelayListener listener) {
+    public Set<UUID> record(List<OutboxMessage> sent, EventTransport.Delivery delivery, Instant acknowledgedAt,
+                            RelayListener listener) {
         Set<UUID> notFound = settle(delivery.acknowledged());
         for (Map.Entry<UUID, String> refused : delivery.refused().entrySet()) {
             String reason = refused.getValue();
             jdbc.update(PARK, reason.length() > 2000 ? reason.substring(0, 2000) : reason, refused.getKey());
         }
-        reportLatency(sent, delivery, listener);
+        reportLatency(sent, delivery, acknowledgedAt, listener);
         if (!delivery.acknowledged().isEmpty()) {
             listener.published(delivery.acknowledged().size());
         }
@@ -85,12 +90,12 @@ public final class OutboxLedger {
     }
 
     /** Reports commit-to-acknowledgement latency of every acknowledged message that knows its commit time. */
-    private static void reportLatency(List<OutboxMessage> messages, EventTransport.Delivery delivery, RelayListener listener) {
-        java.time.Instant now = java.time.Instant.now();
-        java.util.Set<UUID> acked = new java.util.HashSet<>(delivery.acknowledged());
+    private static void reportLatency(List<OutboxMessage> messages, EventTransport.Delivery delivery,
+                                      Instant acknowledgedAt, RelayListener listener) {
+        Set<UUID> acked = new HashSet<>(delivery.acknowledged());
         for (OutboxMessage m : messages) {
             if (m.committedAt() != null && acked.contains(m.id())) {
-                listener.latency(Duration.between(m.committedAt(), now));
+                listener.latency(Duration.between(m.committedAt(), acknowledgedAt));
             }
         }
     }

@@ -62,7 +62,8 @@ public class OnceCdcRelayAutoConfiguration {
         String slot = slotName(jdbc, properties.getSlotName(), where[0], schema);
         String publication = properties.getPublicationName().isBlank() ? slot : properties.getPublicationName();
         return new CdcSettings(connection.jdbcUrl(), connection.user(), connection.password(), schema, slot, publication,
-                properties.getHeartbeat(), properties.getLeaderPoll()).withFailFast(properties.isFailFast());
+                properties.getHeartbeat(), properties.getLeaderPoll()).withFailFast(properties.isFailFast())
+                .withAheadOfBookkeeping(properties.getAheadOfBookkeeping());
     }
 
     /**

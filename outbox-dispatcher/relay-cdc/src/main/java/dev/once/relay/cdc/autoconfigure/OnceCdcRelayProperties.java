@@ -35,6 +35,13 @@ public class OnceCdcRelayProperties {
      */
     private boolean failFast = CdcSettings.FAIL_FAST;
 
+    /**
+     * How many batches the relay may publish ahead of their bookkeeping (deleting the rows Kafka acknowledged), so
+     * that PostgreSQL keeping writes waiting (a checkpoint) does not hold up publishing; a crash publishes them again.
+     * 0 waits for each batch's bookkeeping.
+     */
+    private int aheadOfBookkeeping = CdcSettings.AHEAD_OF_BOOKKEEPING;
+
     public String getSchema() {
         return schema;
     }
@@ -81,5 +88,13 @@ public class OnceCdcRelayProperties {
 
     public void setFailFast(boolean failFast) {
         this.failFast = failFast;
+    }
+
+    public int getAheadOfBookkeeping() {
+        return aheadOfBookkeeping;
+    }
+
+    public void setAheadOfBookkeeping(int aheadOfBookkeeping) {
+        this.aheadOfBookkeeping = aheadOfBookkeeping;
     }
 }
