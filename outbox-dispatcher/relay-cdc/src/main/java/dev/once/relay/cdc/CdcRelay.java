@@ -123,7 +123,8 @@ public final class CdcRelay implements OutboxRelay {
     /** How many change records {@link #recording} holds (engine thread only). */
     private int recordingRecords;
     /** Records each batch's bookkeeping in order, off the publishing thread. */
-    private final ExecutorService bookkeeper = Executors.newSingleThreadExecutor(r -> daemon(r, "once-cdc-bookkeeping"));
+    private final ExecutorService bookkeeper = Executors.newSingleThreadExecutor(
+            r -> daemon(r, "once-cdc-bookkeeping"));
     private final ExecutorService engineThread = Executors.newSingleThreadExecutor(r -> daemon(r, "once-cdc-engine"));
     private final ExecutorService electionThread = Executors.newSingleThreadExecutor(r -> daemon(r, "once-cdc-election"));
     /** Counted down by {@link #close()}: ends the election thread's pauses at once. */
@@ -416,9 +417,10 @@ public final class CdcRelay implements OutboxRelay {
     /**
      * Moves the offsets past every batch whose bookkeeping has committed, oldest first, and never past one that has
      * not: a batch whose refused events are not parked yet is streamed again after a crash. It waits for the oldest
-     * batch while more than {@link CdcSettings#aheadOfBookkeeping()} batches' worth of records are being recorded, and, when the
-     * engine has caught up (a batch short of the engine's batch size), for each batch until {@link #CAUGHT_UP_WAIT}
-     * after its submission. A bookkeeping failure fails the engine, which then resumes from the last offsets.
+     * batch while more than {@link CdcSettings#aheadOfBookkeeping()} batches' worth of records are being recorded,
+     * and, when the engine has caught up (a batch short of the engine's batch size), for each batch until
+     * {@link #CAUGHT_UP_WAIT} after its submission. A bookkeeping failure fails the engine, which then resumes from
+     * the last offsets.
      */
     private void markRecorded(DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer,
                               boolean caughtUp) throws InterruptedException {
@@ -475,8 +477,7 @@ public final class CdcRelay implements OutboxRelay {
     /**
      * A batch's bookkeeping in one transaction, on the bookkeeping thread, committed asynchronously
      * ({@link #ASYNC_COMMIT}) with custom plans: {@code work} returns the ids of published events whose rows it did
-     * not find, and the ids still unsettled from earlier batches are tried again with it. Without work and with
-     * nothing unsettled, there is no transaction.
+     * not find, and the ids still unsettled from earlier batches are tried again with it.
      */
     private void bookkeeping(Supplier<Set<UUID>> work) {
         bookkeepingTx.executeWithoutResult(status -> {
@@ -489,7 +490,10 @@ public final class CdcRelay implements OutboxRelay {
         });
     }
 
-    /** The bookkeeping of a batch without events: the rows of earlier ones not found yet, if any. */
+    /**
+     * The bookkeeping of a batch without events: the rows of earlier ones not found yet, if any; without them, no
+     * transaction.
+     */
     private void settleEarlier() {
         if (!unsettled.isEmpty()) {
             bookkeeping(Set::of);

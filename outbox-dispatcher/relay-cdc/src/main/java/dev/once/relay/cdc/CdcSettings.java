@@ -18,11 +18,11 @@ import java.time.Duration;
  * @param failFast whether a misconfiguration that only an operator can fix (wal_level, a missing privilege, the
  *                 publication, a slot of another database), found by the first attempt to lead, fails
  *                 {@link CdcRelay#start()} instead of being retried with the relay's state FAILED
- * @param aheadOfBookkeeping how many engine batches the relay may publish ahead of their bookkeeping (deleting or
- *                           marking the rows Kafka acknowledged): while PostgreSQL keeps writes waiting, as during a
- *                           checkpoint, publishing goes on. The offsets never move past a batch whose bookkeeping has not
- *                           committed, so a crash publishes these batches again. 0 waits for each batch's bookkeeping
- *                           before the next batch.
+ * @param aheadOfBookkeeping how many engine batches the relay may publish ahead of their bookkeeping (deleting
+ *                           or marking the rows Kafka acknowledged): while PostgreSQL keeps writes waiting, as
+ *                           during a checkpoint, publishing goes on. The offsets never move past a batch whose
+ *                           bookkeeping has not committed, so a crash publishes these batches again. 0 waits for
+ *                           each batch's bookkeeping before the next batch.
  */
 public record CdcSettings(String jdbcUrl, String user, String password, String schema, String slotName,
                           String publicationName, Duration heartbeat, Duration leaderPoll, Duration retryFirst,
@@ -52,7 +52,8 @@ public record CdcSettings(String jdbcUrl, String user, String password, String s
             throw new IllegalArgumentException("schema must be a plain identifier, was " + schema);
         }
         if (aheadOfBookkeeping < 0) {
-            throw new IllegalArgumentException("aheadOfBookkeeping (once.outbox.relay.cdc.ahead-of-bookkeeping) must be 0 or more, was " + aheadOfBookkeeping);
+            throw new IllegalArgumentException("aheadOfBookkeeping (once.outbox.relay.cdc.ahead-of-bookkeeping) must be"
+                    + " 0 or more, was " + aheadOfBookkeeping);
         }
     }
 
