@@ -75,86 +75,102 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * ({@code aheadOfBookkeeping} 0), beside {@code cdc}, which publishes up to four batches ahead of it.
  * Before them, the CDC relay runs once with Kafka taken out (a transport that acknowledges at once): the floor of
  * Debezium's decoding and the relay's bookkeeping; and Debezium's engine runs alone, with a handler that counts
- * ({@code --no-floor} skips both). Each relay runs once per entry of {@code --signing off,on,on,off} (records unsigned, or signed with an HMAC key as
+ * ({@code --no-floor} skips both). Both floors can also be listed in {@code --relays} ({@code cdc-floor},
+ * {@code engine-floor}), to alternate them with the relay in one run. Each relay runs once per entry of {@code --signing off,on,on,off} (records unsigned, or signed with an HMAC key as
  * {@code once.outbox.signing.keys} would; the ABBA order lets warm-up and drift weigh on both alike), and a summary
- * compares the means of the signed drain and latency with the unsigned ones of the same run. With {@code --heap}, the drain prints the heap in use after a full GC every 10 s.
+ * compares the means of the signed drain and latency with the unsigned ones of the same run. With {@code --heap}, the
+ * drain prints the heap in use after a full GC every 10 s. With {@code --warm-up N}, the first relay of
+ * {@code --relays} runs N times before everything else (unsigned, printed, not recorded): the JIT has then compiled the
+ * relay's and Debezium's code, as in a relay that has been running for a while, and what is measured after it is the
+ * warm relay.
  * Options: {@code --rows 100000 --aggregates 1000 --rate 2000 --seconds 10 --relays polling,cdc --workers 2 --batch 2000
- * --signing off,on,on,off --burst 20000,100000 --writers 16 --heap --timeline --checkpoint --no-floor}.
+ * --signing off,on,on,off --burst 20000,100000 --writers 16 --warm-up 0 --heap --timeline --checkpoint --no-floor}.
  */
 public final class RelayBenchmark {
-
-    /** Whether bursts print their timeline ({@code --timeline}). */
-    private static boolean timeline;
-    /** Whether a {@code CHECKPOINT} starts half-way through each burst ({@code --checkpoint}). */
-    private static boolean checkpoint;
 
     private RelayBenchmark() {
     }
 
-    public static void main(String[] args) throws Exception {
-        int rows = 100_000;
-        int rate = 2_000;
-        int seconds = 10;
-        List<String> relays = List.of("polling", "cdc");
-        int workers = RelayOptions.WORKERS;
-        int batch = 2_000;
-        int aggregates = 1_000;
-        List<String> signings = List.of("off", "on", "on", "off");
-        List<Integer> bursts = List.of(20_000, 100_000);
-        int writers = 16;
-        boolean heap = java.util.Arrays.asList(args).contains("--heap");
-        boolean floor = !java.util.Arrays.asList(args).contains("--no-floor");
-        timeline = java.util.Arrays.asList(args).contains("--timeline");
-        checkpoint = java.util.Arrays.asList(args).contains("--checkpoint");
-        args = java.util.Arrays.stream(args).filter(a -> !a.equals("--heap") && !a.equals("--no-floor")
-                && !a.equals("--timeline") && !a.equals("--checkpoint")).toArray(String[]::new);
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            switch (args[i]) {
-                case "--rows" -> rows = Integer.parseInt(args[i + 1]);
-                case "--rate" -> rate = Integer.parseInt(args[i + 1]);
-                case "--seconds" -> seconds = Integer.parseInt(args[i + 1]);
-                case "--relays" -> relays = List.of(args[i + 1].split(","));
-                case "--workers" -> workers = Integer.parseInt(args[i + 1]);
-                case "--batch" -> batch = Integer.parseInt(args[i + 1]);
-                case "--aggregates" -> aggregates = Integer.parseInt(args[i + 1]);
-                case "--signing" -> signings = List.of(args[i + 1].split(","));
-                case "--burst" -> bursts = args[i + 1].isEmpty() || args[i + 1].equals("none") ? List.of()
-                        : java.util.Arrays.stream(args[i + 1].split(",")).map(Integer::valueOf).toList();
-                case "--writers" -> writers = Integer.parseInt(args[i + 1]);
-                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+    /** The command line: see the class comment. */
+    record Options(int rows, int rate, int seconds, List<String> relays, int workers, int batch, int aggregates,
+                   List<String> signings, List<Integer> bursts, int writers, int warmUp, boolean heap, boolean floor,
+                   boolean timeline, boolean checkpoint) {
+
+        static Options parse(String[] args) {
+            List<String> flags = List.of("--heap", "--no-floor", "--timeline", "--checkpoint");
+            List<String> given = java.util.Arrays.asList(args);
+            Map<String, String> values = new java.util.HashMap<>();
+            String[] rest = given.stream().filter(a -> !flags.contains(a)).toArray(String[]::new);
+            for (int i = 0; i < rest.length; i++) {
+                if (i + 1 == rest.length || !List.of("--rows", "--rate", "--seconds", "--relays", "--workers", "--batch",
+                        "--aggregates", "--signing", "--burst", "--writers", "--warm-up").contains(rest[i])) {
+                    throw new IllegalArgumentException("unknown option, or an option without its value: " + rest[i]);
+                }
+                values.put(rest[i], rest[++i]);
             }
+            String burst = values.getOrDefault("--burst", "20000,100000");
+            return new Options(Integer.parseInt(values.getOrDefault("--rows", "100000")),
+                    Integer.parseInt(values.getOrDefault("--rate", "2000")),
+                    Integer.parseInt(values.getOrDefault("--seconds", "10")),
+                    List.of(values.getOrDefault("--relays", "polling,cdc").split(",")),
+                    Integer.parseInt(values.getOrDefault("--workers", Integer.toString(RelayOptions.WORKERS))),
+                    Integer.parseInt(values.getOrDefault("--batch", "2000")),
+                    Integer.parseInt(values.getOrDefault("--aggregates", "1000")),
+                    List.of(values.getOrDefault("--signing", "off,on,on,off").split(",")),
+                    burst.isEmpty() || burst.equals("none") ? List.of()
+                            : java.util.Arrays.stream(burst.split(",")).map(Integer::valueOf).toList(),
+                    Integer.parseInt(values.getOrDefault("--writers", "16")),
+                    Integer.parseInt(values.getOrDefault("--warm-up", "0")),
+                    given.contains("--heap"), !given.contains("--no-floor"), given.contains("--timeline"),
+                    given.contains("--checkpoint"));
         }
+    }
+
+    public static void main(String[] args) throws Exception {
+        Options o = Options.parse(args);
         PostgresServer server = TestPostgres.server();
         String bootstrap = TestKafka.bootstrapServers();
         System.out.printf(Locale.ROOT, "relay benchmark on %s, Kafka %s%n", server, bootstrap);
         String baselineTopic = "bench-raw-" + Long.toHexString(System.nanoTime());
         TestKafka.createTopic(baselineTopic, 4);
-        System.out.println("\nraw baseline: org.apache.kafka.tools.ProducerPerformance, " + rows + " records of 200 bytes, acks=all");
+        System.out.println("\nraw baseline: org.apache.kafka.tools.ProducerPerformance, " + o.rows() + " records of 200 bytes, acks=all");
         org.apache.kafka.tools.ProducerPerformance.main(new String[] {"--topic", baselineTopic, "--num-records",
-                Integer.toString(rows), "--record-size", "200", "--throughput", "-1", "--producer-props",
+                Integer.toString(o.rows()), "--record-size", "200", "--throughput", "-1", "--producer-props",
                 "bootstrap.servers=" + bootstrap, "acks=all", "enable.idempotence=true", "linger.ms=5"});
         Map<Integer, Double> bare = new java.util.LinkedHashMap<>();
-        for (int burst : bursts) {
-            bare.put(burst, bareWriters(server, burst, writers));
-            System.out.printf(Locale.ROOT, "raw baseline: %d writers, no relay: %d rows at %.0f tx/s%n", writers, burst,
+        for (int burst : o.bursts()) {
+            bare.put(burst, bareWriters(server, burst, o.writers()));
+            System.out.printf(Locale.ROOT, "raw baseline: %d writers, no relay: %d rows at %.0f tx/s%n", o.writers(), burst,
                     bare.get(burst));
         }
+        for (int i = 1; i <= o.warmUp(); i++) {
+            // the JIT compiles the relay's and Debezium's code here, as it has in a relay that has run for a while
+            System.out.printf(Locale.ROOT, "%nwarm-up %d of %d, not recorded:%n", i, o.warmUp());
+            if (o.relays().get(0).equals("engine-floor")) {
+                engineFloor(server, o, bare);
+            } else {
+                run(server, bootstrap, o.relays().get(0), RecordSigning.off(), o, bare);
+            }
+        }
         Map<String, List<Result>> results = new java.util.LinkedHashMap<>();
-        if (floor) {
+        if (o.floor()) {
             // the CDC relay's floor: Debezium's decoding and the relay's bookkeeping, with Kafka taken out
             results.computeIfAbsent("cdc-floor (no Kafka)", k -> new ArrayList<>()).add(run(server, bootstrap, "cdc-floor",
-                    RecordSigning.off(), rows, rate, seconds, workers, batch, aggregates, heap, bare, writers));
+                    RecordSigning.off(), o, bare));
         }
-        if (floor && relays.contains("cdc")) {
-            engineFloor(server, rows, aggregates, batch, bare, writers);
+        if (o.floor() && o.relays().contains("cdc")) {
+            engineFloor(server, o, bare);
         }
-        for (String relay : relays) {
-            for (String signing : signings) {
+        for (String relay : o.relays()) {
+            for (String signing : o.signings()) {
+                if (relay.equals("engine-floor")) {
+                    engineFloor(server, o, bare); // no Kafka, so no signing either
+                    continue;
+                }
                 RecordSigning recordSigning = signing.equals("on")
                         ? RecordSigning.require(SigningKeys.of(Map.of("bench-1", "a benchmark key of thirty-two bytes or more"), null))
                         : RecordSigning.off();
-                Result result = run(server, bootstrap, relay, recordSigning, rows, rate, seconds, workers, batch, aggregates,
-                        heap, bare, writers);
+                Result result = run(server, bootstrap, relay, recordSigning, o, bare);
                 results.computeIfAbsent(relay + " signing " + signing, k -> new ArrayList<>()).add(result);
             }
         }
@@ -163,7 +179,7 @@ public final class RelayBenchmark {
             Result mean = Result.mean(r);
             System.out.printf(Locale.ROOT, "%-22s %5d %12.0f %9.1f %9.1f%n", name, r.size(), mean.drain(), mean.p50(), mean.p99());
         });
-        for (String relay : relays) {
+        for (String relay : o.relays()) {
             Result off = results.containsKey(relay + " signing off") ? Result.mean(results.get(relay + " signing off")) : null;
             Result on = results.containsKey(relay + " signing on") ? Result.mean(results.get(relay + " signing on")) : null;
             if (off != null && on != null) {
@@ -183,9 +199,8 @@ public final class RelayBenchmark {
         }
     }
 
-    private static Result run(PostgresServer server, String bootstrap, String kind, RecordSigning signing, int rows, int rate,
-                              int seconds, int workers, int batch, int aggregates, boolean heap, Map<Integer, Double> bursts,
-                              int writers) throws Exception {
+    private static Result run(PostgresServer server, String bootstrap, String kind, RecordSigning signing, Options o,
+                              Map<Integer, Double> bursts) throws Exception {
         String schema = "bench_relay_" + Long.toHexString(System.nanoTime());
         execute(server, "CREATE SCHEMA " + schema);
         String slot = schema.toLowerCase(Locale.ROOT);
@@ -209,7 +224,7 @@ public final class RelayBenchmark {
             EventTransport transport = kind.equals("cdc-floor") ? new AcknowledgingTransport()
                     : new KafkaTransport(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
                             TopicRouter.byAggregateType(prefix), Duration.ofSeconds(30), signing);
-            RelayOptions options = RelayOptions.ofDefaults().withBatchSize(batch).withWorkers(workers);
+            RelayOptions options = RelayOptions.ofDefaults().withBatchSize(o.batch()).withWorkers(o.workers());
             OutboxRelay relay = kind.startsWith("cdc")
                     ? new CdcRelay("bench", ds, CdcSettings.of(server.jdbcUrl(), server.username(), server.password(), schema)
                             .withSlot(slot, slot).withAheadOfBookkeeping(kind.equals("cdc-sequential") ? 0
@@ -220,21 +235,22 @@ public final class RelayBenchmark {
                 relay.start();
                 // Latency first, on a settled system (after a 100,000-row burst, vacuum and the slot's decoding of the
                 // deletes would still be running): two seconds of warm-up at the rate, not recorded, then the window.
-                awaitDrained(jdbc, published, steady(jdbc, rate, 2));
+                awaitDrained(jdbc, published, steady(jdbc, o.rate(), 2));
                 latencies.clear();
                 published.set(0);
-                awaitDrained(jdbc, published, steady(jdbc, rate, seconds));
+                awaitDrained(jdbc, published, steady(jdbc, o.rate(), o.seconds()));
                 List<Long> sorted = new ArrayList<>(latencies);
                 sorted.sort(Long::compare);
                 System.out.printf(Locale.ROOT, "%n%s relay (signing %s): commit->ack at %d events/s over %d s: p50 %.1f ms, "
-                        + "p99 %.1f ms (%d samples)%n", kind, signing.mode() == RecordSigning.Mode.OFF ? "off" : "on", rate,
-                        seconds, percentile(sorted, 0.50), percentile(sorted, 0.99), sorted.size());
+                        + "p99 %.1f ms (%d samples)%n", kind, signing.mode() == RecordSigning.Mode.OFF ? "off" : "on",
+                        o.rate(), o.seconds(), percentile(sorted, 0.50), percentile(sorted, 0.99), sorted.size());
 
                 published.set(0);
                 long insertStart = System.nanoTime();
-                jdbc.update(INSERT_BACKLOG, aggregates, rows);
+                int rows = o.rows();
+                jdbc.update(INSERT_BACKLOG, o.aggregates(), rows);
                 long committed = System.nanoTime();
-                if (heap) {
+                if (o.heap()) {
                     sampleHeapUntil(published, rows, kind);
                 }
                 awaitDrained(jdbc, published, rows);
@@ -243,7 +259,7 @@ public final class RelayBenchmark {
                 System.out.printf(Locale.ROOT, "%s relay: drained %d rows at %.0f events/s from their commit "
                         + "(%.0f events/s counting the %.0f ms insert too)%n", kind, rows, drain,
                         rows / ((drained - insertStart) / 1e9), (committed - insertStart) / 1e6);
-                bursts(kind + " relay", "commit->ack", schema, bursts, writers, published, latencies, jdbc,
+                bursts(kind + " relay", "commit->ack", schema, bursts, o, published, latencies, jdbc,
                         kind.startsWith("cdc") ? slot : null);
                 return new Result(drain, percentile(sorted, 0.50), percentile(sorted, 0.99));
             }
@@ -262,14 +278,13 @@ public final class RelayBenchmark {
      * Prints the drain of {@code rows} committed at once, the bursts, and what Debezium's per-event JMX summary
      * costs on an idle thread.
      */
-    private static void engineFloor(PostgresServer server, int rows, int aggregates, int batch, Map<Integer, Double> bursts,
-                                    int writers) throws Exception {
+    private static void engineFloor(PostgresServer server, Options o, Map<Integer, Double> bursts) throws Exception {
         String schema = "bench_engine_" + Long.toHexString(System.nanoTime());
         execute(server, "CREATE SCHEMA " + schema);
         String slot = schema.toLowerCase(Locale.ROOT);
         CdcSettings settings = CdcSettings.of(server.jdbcUrl(), server.username(), server.password(), schema)
                 .withSlot(slot, slot);
-        RelayOptions options = RelayOptions.ofDefaults().withBatchSize(batch);
+        RelayOptions options = RelayOptions.ofDefaults().withBatchSize(o.batch());
         ExecutorService engineThread = Executors.newSingleThreadExecutor();
         try (HikariDataSource ds = TestDatabase.newDataSource(schema, 8, null)) {
             OnceMigrations.migrate(ds);
@@ -283,7 +298,7 @@ public final class RelayBenchmark {
                         }
                     })) {
                 relay.start();
-                jdbc.update(INSERT_BACKLOG, aggregates, 1); // streamed: the engine has started, and may be stopped
+                jdbc.update(INSERT_BACKLOG, o.aggregates(), 1); // streamed: the engine has started, and may be stopped
                 while (relayed.get() < 1) {
                     LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
                 }
@@ -317,14 +332,14 @@ public final class RelayBenchmark {
                 }
                 System.out.printf(Locale.ROOT, "%nengine-floor: Debezium's engine alone (relay configuration, a handler that "
                         + "counts), slot %s%n", slot);
-                jdbc.update(INSERT_BACKLOG, aggregates, rows);
+                jdbc.update(INSERT_BACKLOG, o.aggregates(), o.rows());
                 long committed = System.nanoTime();
-                while (counted.get() < rows) {
+                while (counted.get() < o.rows()) {
                     LockSupport.parkNanos(Duration.ofMillis(2).toNanos());
                 }
-                System.out.printf(Locale.ROOT, "engine-floor: decoded %d rows at %.0f events/s from their commit%n", rows,
-                        rows / ((System.nanoTime() - committed) / 1e9));
-                bursts("engine-floor", "commit->handler", schema, bursts, writers, counted, latencies, jdbc, slot);
+                System.out.printf(Locale.ROOT, "engine-floor: decoded %d rows at %.0f events/s from their commit%n", o.rows(),
+                        o.rows() / ((System.nanoTime() - committed) / 1e9));
+                bursts("engine-floor", "commit->handler", schema, bursts, o, counted, latencies, jdbc, slot);
             }
         } finally {
             engineThread.shutdownNow();
@@ -394,17 +409,17 @@ public final class RelayBenchmark {
      * Meets each burst ({@code rows} → the writers' rate without a relay) and prints its figures: {@code counted} is
      * what the relay (or engine) reports done, {@code latencies} its commit-to-{@code measured} latency per row.
      */
-    private static void bursts(String label, String measured, String schema, Map<Integer, Double> bursts, int writers,
+    private static void bursts(String label, String measured, String schema, Map<Integer, Double> bursts, Options o,
                                AtomicLong counted, ConcurrentLinkedQueue<Long> latencies, JdbcTemplate jdbc, String slot)
             throws Exception {
         for (Map.Entry<Integer, Double> burst : bursts.entrySet()) {
             latencies.clear();
             counted.set(0);
-            Burst b = burst(schema, burst.getKey(), writers, counted, jdbc, slot, timeline);
+            Burst b = burst(schema, burst.getKey(), o, counted, jdbc, slot);
             List<Long> during = new ArrayList<>(latencies);
             during.sort(Long::compare);
             System.out.printf(Locale.ROOT, "%s, burst of %d rows from %d writers: %.0f tx/s (%.2fx of no relay), "
-                    + "%s p50 %.1f ms, p99 %.1f ms, tail after the last commit %.0f ms%n", label, burst.getKey(), writers,
+                    + "%s p50 %.1f ms, p99 %.1f ms, tail after the last commit %.0f ms%n", label, burst.getKey(), o.writers(),
                     b.txPerSecond(), b.txPerSecond() / burst.getValue(), measured, percentile(during, 0.50),
                     percentile(during, 0.99), b.tailMillis());
             System.out.println("  " + b.describe());
@@ -441,25 +456,25 @@ public final class RelayBenchmark {
     }
 
     /**
-     * {@code writers} threads, each on a connection of its own, commit one row per transaction as fast as they can
+     * {@code --writers} threads, each on a connection of its own, commit one row per transaction as fast as they can
      * until {@code rows} are committed; then waits until the relay reported them all published. With
-     * {@code timeline}, prints every 200 ms what is committed, acknowledged, not yet sent by the walsender (needs
+     * {@code --timeline}, prints every 200 ms what is committed, acknowledged, not yet sent by the walsender (needs
      * {@code pg_read_all_stats}) and queued in Debezium.
      */
-    private static Burst burst(String schema, int rows, int writers, AtomicLong published, JdbcTemplate probe, String slot,
-                               boolean timeline) throws Exception {
-        try (HikariDataSource pool = TestDatabase.newDataSource(schema, writers, null)) {
+    private static Burst burst(String schema, int rows, Options o, AtomicLong published, JdbcTemplate probe, String slot)
+            throws Exception {
+        try (HikariDataSource pool = TestDatabase.newDataSource(schema, o.writers(), null)) {
             AtomicLong committed = new AtomicLong();
             Thread decoder = decodingThread();
             long cpuBefore = decoder == null ? 0 : THREADS.getThreadCpuTime(decoder.getId());
             long allocatedBefore = decoder == null ? 0 : THREADS.getThreadAllocatedBytes(decoder.getId());
             long[] longestWait = new long[1];
-            Thread watch = new Thread(() -> longestWait[0] = watch(rows, committed, published, timeline ? probe : null,
+            Thread watch = new Thread(() -> longestWait[0] = watch(rows, committed, published, o.timeline() ? probe : null,
                     slot), "burst-watch");
             watch.setDaemon(true);
             watch.start();
             Thread checkpointer = null;
-            if (checkpoint) {
+            if (o.checkpoint()) {
                 checkpointer = new Thread(() -> {
                     while (committed.get() < rows / 2) {
                         LockSupport.parkNanos(Duration.ofMillis(1).toNanos());
@@ -472,7 +487,7 @@ public final class RelayBenchmark {
                 checkpointer.setDaemon(true);
                 checkpointer.start();
             }
-            long[] window = write(new JdbcTemplate(pool), rows, writers, committed);
+            long[] window = write(new JdbcTemplate(pool), rows, o.writers(), committed);
             while (published.get() < rows) {
                 LockSupport.parkNanos(Duration.ofMillis(1).toNanos());
             }

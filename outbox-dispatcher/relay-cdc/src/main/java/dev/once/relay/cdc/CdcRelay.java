@@ -94,7 +94,6 @@ public final class CdcRelay implements OutboxRelay {
             SELECT DISTINCT aggregate_type || '/' || aggregate_id FROM outbox_event
             WHERE parked_at IS NOT NULL AND aggregate_type || '/' || aggregate_id = ANY(?)
             """;
-    static final String PARK_BEHIND = "UPDATE outbox_event SET parked_at = now(), park_reason = ? WHERE id = ?";
     /**
      * How long after its submission a batch's bookkeeping is waited for once the engine has caught up: healthy
      * bookkeeping is done well within it, so the offsets keep up and a stop after a burst sends nothing again;
@@ -120,8 +119,6 @@ public final class CdcRelay implements OutboxRelay {
     private final Map<UUID, Long> unsettled = new LinkedHashMap<>();
     /** The batches published whose offsets have not moved yet, oldest first (engine thread only). */
     private final Deque<Recording> recording = new ArrayDeque<>();
-    /** How many change records {@link #recording} holds (engine thread only). */
-    private int recordingRecords;
     /** Records each batch's bookkeeping in order, off the publishing thread. */
     private final ExecutorService bookkeeper = Executors.newSingleThreadExecutor(
             r -> daemon(r, "once-cdc-bookkeeping"));
@@ -305,7 +302,6 @@ public final class CdcRelay implements OutboxRelay {
     private CdcPreflight.Finding lead() {
         engineFailure = null;
         recording.clear(); // batches of an engine that stopped: streamed again from the stored offsets
-        recordingRecords = 0;
         leader = true;
         CdcPreflight.Finding finding = preflight();
         if (finding != null) {
@@ -405,12 +401,11 @@ public final class CdcRelay implements OutboxRelay {
                     .map(OutboxMessage::aggregate).collect(Collectors.toSet());
             recording.add(new Recording(records, parking, bookkeeper.submit(() -> bookkeeping(() -> {
                 for (OutboxMessage m : behind) {
-                    jdbc.update(PARK_BEHIND, "waiting behind a parked event of " + m.aggregate(), m.id());
+                    jdbc.update(OutboxLedger.PARK, "waiting behind a parked event of " + m.aggregate(), m.id());
                 }
                 return ledger.record(messages, delivery, acknowledgedAt, listener);
             })), System.nanoTime()));
         }
-        recordingRecords += records.size();
         markRecorded(committer, records.size() < EngineProperties.batchSize(options));
     }
 
@@ -428,7 +423,7 @@ public final class CdcRelay implements OutboxRelay {
         while (!recording.isEmpty()) {
             Recording oldest = recording.peek();
             try {
-                if (recordingRecords > most) {
+                if (recording.stream().mapToInt(batch -> batch.records().size()).sum() > most) {
                     oldest.recorded().get();
                 } else if (caughtUp) {
                     long left = oldest.submittedAt() + CAUGHT_UP_WAIT.toNanos() - System.nanoTime();
@@ -442,14 +437,12 @@ public final class CdcRelay implements OutboxRelay {
                 break;
             } catch (ExecutionException e) {
                 recording.clear();
-                recordingRecords = 0;
                 throw new IllegalStateException("The CDC relay's bookkeeping failed", e.getCause());
             }
             for (RecordChangeEvent<SourceRecord> event : oldest.records()) {
                 committer.markProcessed(event);
             }
             recording.poll();
-            recordingRecords -= oldest.records().size();
         }
         committer.markBatchFinished();
     }
@@ -554,7 +547,12 @@ public final class CdcRelay implements OutboxRelay {
             Thread.currentThread().interrupt();
         }
         engineThread.shutdownNow();
-        bookkeeper.shutdown();
+        bookkeeper.shutdown(); // a batch's bookkeeping under way commits (its offsets do not move: it is sent again)
+        try {
+            bookkeeper.awaitTermination(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         state = new RelayState(RelayState.Status.STOPPED, "stopped");
     }
 

@@ -62,8 +62,7 @@ class CdcRelayIT extends RelayContractIT {
         // keepRowsOf): the snapshot publishes it again, the resumed stream does not. These are the first events,
         // far from the last batch before the stop.
         int kept = 100;
-        keepRowsOf(kept);
-        try {
+        try (OutboxTrigger keeping = keepRowsOf(kept)) {
             commitEvents(1, beforeStop);
             OutboxRelay first = started("first");
             // every other row deleted: Kafka acknowledged each batch and the relay recorded it
@@ -72,8 +71,6 @@ class CdcRelayIT extends RelayContractIT {
             long recorded = currentLsn();
             await().atMost(Duration.ofSeconds(30)).until(() -> storedLsn() >= recorded);
             first.close();
-        } finally {
-            jdbc.execute("DROP TRIGGER IF EXISTS keep_rows ON outbox_event; DROP FUNCTION IF EXISTS keep_row()");
         }
         Map<TopicPartition, Long> stop = endOffsets(topic);
         assertThat(copiesByN(read(topic, Map.of(), stop))).as("published before the stop").hasSize(beforeStop);
@@ -179,25 +176,39 @@ class CdcRelayIT extends RelayContractIT {
 
         private final long lock = ThreadLocalRandom.current().nextLong(1, Integer.MAX_VALUE);
         private final Connection holder;
+        private final OutboxTrigger waiting;
 
         DeletesWaiting() throws SQLException {
             holder = db.dataSource().getConnection();
             holder.createStatement().execute("SELECT pg_advisory_lock(" + lock + ")");
-            jdbc.execute("CREATE FUNCTION wait_for_test() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-                    + " PERFORM pg_advisory_xact_lock_shared(" + lock + ");"
-                    + " IF TG_OP = 'DELETE' THEN RETURN OLD; END IF; RETURN NEW; END $$");
-            jdbc.execute("CREATE TRIGGER wait_for_test BEFORE DELETE OR UPDATE ON outbox_event"
-                    + " FOR EACH ROW EXECUTE FUNCTION wait_for_test()");
+            waiting = new OutboxTrigger("wait_for_test", "BEFORE DELETE OR UPDATE", "TRUE",
+                    "PERFORM pg_advisory_xact_lock_shared(" + lock + "); IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;"
+                            + " RETURN NEW;");
         }
 
         @Override
         public void close() throws SQLException {
-            try (holder) {
+            try (holder; waiting) {
                 holder.createStatement().execute("SELECT pg_advisory_unlock(" + lock + ")");
-            } finally {
-                jdbc.execute("DROP TRIGGER IF EXISTS wait_for_test ON outbox_event;"
-                        + " DROP FUNCTION IF EXISTS wait_for_test()");
             }
+        }
+    }
+
+    /** A row trigger on the outbox table, and its function, until closed. */
+    private final class OutboxTrigger implements AutoCloseable {
+
+        private final String name;
+
+        OutboxTrigger(String name, String events, String when, String body) {
+            this.name = name;
+            jdbc.execute("CREATE FUNCTION " + name + "() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN " + body + " END $$");
+            jdbc.execute("CREATE TRIGGER " + name + " " + events + " ON outbox_event FOR EACH ROW WHEN (" + when + ")"
+                    + " EXECUTE FUNCTION " + name + "()");
+        }
+
+        @Override
+        public void close() {
+            jdbc.execute("DROP TRIGGER IF EXISTS " + name + " ON outbox_event; DROP FUNCTION IF EXISTS " + name + "()");
         }
     }
 
@@ -216,12 +227,11 @@ class CdcRelayIT extends RelayContractIT {
     /**
      * Makes the relay's delete miss the rows of events 1 to {@code last}, as it misses a row whose event it publishes a
      * moment before the row is visible: such a row stays pending although its event is published, and once the relay
-     * stops it no longer tries to delete it ({@code CdcRelay.settleLater}).
+     * stops it no longer tries to delete it ({@code CdcRelay.settleLater}); until closed.
      */
-    void keepRowsOf(int last) {
-        jdbc.execute("CREATE FUNCTION keep_row() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END'");
-        jdbc.execute("CREATE TRIGGER keep_rows BEFORE DELETE ON outbox_event FOR EACH ROW"
-                + " WHEN ((convert_from(OLD.payload, 'UTF8')::jsonb->>'n')::int <= " + last + ") EXECUTE FUNCTION keep_row()");
+    private OutboxTrigger keepRowsOf(int last) {
+        return new OutboxTrigger("keep_rows", "BEFORE DELETE",
+                "(convert_from(OLD.payload, 'UTF8')::jsonb->>'n')::int <= " + last, "RETURN NULL;");
     }
 
     long pendingFrom(int n) {
