@@ -415,12 +415,13 @@ public final class RelayBenchmark {
         for (Map.Entry<Integer, Double> burst : bursts.entrySet()) {
             latencies.clear();
             counted.set(0);
+            java.time.LocalTime began = java.time.LocalTime.now(); // to find the burst in a recording
             Burst b = burst(schema, burst.getKey(), o, counted, jdbc, slot);
             List<Long> during = new ArrayList<>(latencies);
             during.sort(Long::compare);
-            System.out.printf(Locale.ROOT, "%s, burst of %d rows from %d writers: %.0f tx/s (%.2fx of no relay), "
-                    + "%s p50 %.1f ms, p99 %.1f ms, tail after the last commit %.0f ms%n", label, burst.getKey(), o.writers(),
-                    b.txPerSecond(), b.txPerSecond() / burst.getValue(), measured, percentile(during, 0.50),
+            System.out.printf(Locale.ROOT, "%s, burst of %d rows from %d writers (began %s): %.0f tx/s (%.2fx of no "
+                    + "relay), %s p50 %.1f ms, p99 %.1f ms, tail after the last commit %.0f ms%n", label, burst.getKey(),
+                    o.writers(), began, b.txPerSecond(), b.txPerSecond() / burst.getValue(), measured, percentile(during, 0.50),
                     percentile(during, 0.99), b.tailMillis());
             System.out.println("  " + b.describe());
         }

@@ -46,6 +46,6 @@ class TopicRouterTest {
         both.setTopic("a");
         both.setTopicTemplate("b.{event_type}");
         assertThatThrownBy(both::toTopicRouter).isInstanceOf(OnceConfigurationException.class)
-                .hasMessageContaining("Set one of them");
+                .hasMessageContaining("both a fixed topic and a topic template are set");
     }
 }

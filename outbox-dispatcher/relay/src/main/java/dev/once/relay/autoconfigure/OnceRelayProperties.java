@@ -115,15 +115,12 @@ public class OnceRelayProperties {
 
     /** The router these properties describe: a fixed topic, a template, or the prefix and the aggregate type. */
     public dev.once.relay.TopicRouter toTopicRouter() {
-        if (!topic.isBlank() && !topicTemplate.isBlank()) {
-            throw new dev.once.OnceConfigurationException("Both once.outbox.relay.topic and "
-                    + "once.outbox.relay.topic-template are set", "Set one of them: a fixed topic, or a template");
-        }
         try {
             return dev.once.relay.TopicRouter.configured(topic, topicTemplate, topicPrefix);
         } catch (IllegalArgumentException e) {
-            throw new dev.once.OnceConfigurationException("once.outbox.relay.topic-template is not valid: "
-                    + e.getMessage(), "Use only {aggregate_type}, {event_type} and {event_version}");
+            throw new dev.once.OnceConfigurationException("once.outbox.relay.topic / topic-template: " + e.getMessage(),
+                    "Set either once.outbox.relay.topic (one topic) or once.outbox.relay.topic-template (over "
+                            + "{aggregate_type}, {event_type} and {event_version}), not both");
         }
     }
 
