@@ -87,6 +87,12 @@ public final class CdcRelay implements OutboxRelay {
      * (the log is written in order). A crash before that loses both, and the batch is sent again.
      */
     static final String ASYNC_COMMIT = "SET LOCAL synchronous_commit = off";
+    /**
+     * A bookkeeping that settles rows of earlier batches ({@link #settleLater}) commits waiting for the disk: those
+     * batches' offsets have moved on, so nothing streams their events again, and the relay forgets their ids only once
+     * their settling is durable.
+     */
+    static final String SYNC_COMMIT = "SET LOCAL synchronous_commit = on";
     /** How long the ids of published rows not yet visible are kept for deletion with the next batches. */
     static final Duration UNSETTLED_FOR = Duration.ofSeconds(60);
     static final String SLOT_ACTIVE = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = ? AND active";
@@ -468,19 +474,24 @@ public final class CdcRelay implements OutboxRelay {
     }
 
     /**
-     * A batch's bookkeeping in one transaction, on the bookkeeping thread, committed asynchronously
-     * ({@link #ASYNC_COMMIT}) with custom plans: {@code work} returns the ids of published events whose rows it did
-     * not find, and the ids still unsettled from earlier batches are tried again with it.
+     * A batch's bookkeeping in one transaction, on the bookkeeping thread, with custom plans: {@code work} returns the
+     * ids of published events whose rows it did not find, and the ids still unsettled from earlier batches are tried
+     * again with it. It commits asynchronously ({@link #ASYNC_COMMIT}), or, when it settles earlier batches' rows,
+     * synchronously ({@link #SYNC_COMMIT}); the ids it settled are forgotten only once it has committed. (A
+     * transaction that fails, even at its commit, or that a crash of PostgreSQL loses, forgets nothing: those rows
+     * would stay pending for ever, their events published.)
      */
     private void bookkeeping(Supplier<Set<UUID>> work) {
-        bookkeepingTx.executeWithoutResult(status -> {
-            jdbc.execute(ASYNC_COMMIT + "; " + OutboxLedger.CUSTOM_PLANS);
-            Set<UUID> notFound = new HashSet<>(work.get());
-            if (!unsettled.isEmpty()) {
-                notFound.addAll(ledger.settle(unsettled.keySet()));
+        boolean settling = !unsettled.isEmpty();
+        Set<UUID> notFound = bookkeepingTx.execute(status -> {
+            jdbc.execute((settling ? SYNC_COMMIT : ASYNC_COMMIT) + "; " + OutboxLedger.CUSTOM_PLANS);
+            Set<UUID> missing = new HashSet<>(work.get());
+            if (settling) {
+                missing.addAll(ledger.settle(unsettled.keySet()));
             }
-            settleLater(notFound);
+            return missing;
         });
+        settleLater(notFound);
     }
 
     /**

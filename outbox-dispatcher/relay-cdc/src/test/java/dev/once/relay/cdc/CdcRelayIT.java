@@ -156,6 +156,31 @@ class CdcRelayIT extends RelayContractIT {
         assertThat(consumeUntil(topic, 2).records()).extracting(ConsumerRecord::key).containsOnly("b-2");
     }
 
+    @Test
+    void a_published_events_row_the_bookkeeping_missed_is_settled_later_even_when_a_settling_fails_at_its_commit() {
+        String topic = prefix + ".order";
+        started("first");
+        jdbc.execute("CREATE TABLE commit_fails (fail boolean NOT NULL); INSERT INTO commit_fails VALUES (true);"
+                + " CREATE SEQUENCE failed_commits");
+        try (OutboxTrigger failing = new OutboxTrigger("fail_at_commit", "AFTER DELETE", "TRUE",
+                "IF (SELECT fail FROM commit_fails) THEN PERFORM nextval('failed_commits'); RAISE EXCEPTION"
+                        + " 'the commit fails'; END IF; RETURN NULL;", "DEFERRABLE INITIALLY DEFERRED")) {
+            try (OutboxTrigger keeping = keepRowsOf(1)) {
+                commitEvents(1, 1);
+                consumeUntil(topic, 1);
+                // the delete missed the row, as one not visible yet: the relay tries again with the next batches
+                await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(10)).until(() -> pending() == 1);
+            }
+            // the next try deletes it, and its commit fails (nextval is not rolled back): the relay must not forget it
+            await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
+                    "SELECT is_called FROM failed_commits", Boolean.class));
+            jdbc.update("UPDATE commit_fails SET fail = false");
+            await().atMost(Duration.ofSeconds(30)).until(() -> pending() == 0);
+        } finally {
+            jdbc.execute("DROP TABLE IF EXISTS commit_fails; DROP SEQUENCE IF EXISTS failed_commits");
+        }
+    }
+
     /** Commits two events of aggregate type {@code big} in one transaction, so that they are streamed in one batch. */
     private void commitBlobs(int n, String aggregate, String blob, int nextN, String nextAggregate, String nextBlob) {
         jdbc.update("""
@@ -194,15 +219,23 @@ class CdcRelayIT extends RelayContractIT {
         }
     }
 
-    /** A row trigger on the outbox table, and its function, until closed. */
+    /**
+     * A row trigger on the outbox table, and its function, until closed; with a {@code deferral} (such as
+     * {@code DEFERRABLE INITIALLY DEFERRED}), a constraint trigger, which fires at the commit.
+     */
     private final class OutboxTrigger implements AutoCloseable {
 
         private final String name;
 
         OutboxTrigger(String name, String events, String when, String body) {
+            this(name, events, when, body, null);
+        }
+
+        OutboxTrigger(String name, String events, String when, String body, String deferral) {
             this.name = name;
             jdbc.execute("CREATE FUNCTION " + name + "() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN " + body + " END $$");
-            jdbc.execute("CREATE TRIGGER " + name + " " + events + " ON outbox_event FOR EACH ROW WHEN (" + when + ")"
+            jdbc.execute("CREATE " + (deferral == null ? "" : "CONSTRAINT ") + "TRIGGER " + name + " " + events
+                    + " ON outbox_event " + (deferral == null ? "" : deferral + " ") + "FOR EACH ROW WHEN (" + when + ")"
                     + " EXECUTE FUNCTION " + name + "()");
         }
 
