@@ -83,7 +83,7 @@ public final class CdcRelay implements OutboxRelay {
     /**
      * A batch's bookkeeping (deleting or marking what Kafka acknowledged, parking what it refused) commits without
      * waiting for the disk. The write-ahead log, not the row, is this relay's record of what is still to send: the
-     * offsets that move past the batch commit synchronously after it, and flushing them flushes the bookkeeping too
+     * offsets that move past the batch commit synchronously after it ({@link JdbcOffsetBackingStore#SYNCHRONOUS}), and flushing them flushes the bookkeeping too
      * (the log is written in order). A crash before that loses both, and the batch is sent again.
      */
     static final String ASYNC_COMMIT = "SET LOCAL synchronous_commit = off";
@@ -92,7 +92,7 @@ public final class CdcRelay implements OutboxRelay {
      * batches' offsets have moved on, so nothing streams their events again, and the relay forgets their ids only once
      * their settling is durable.
      */
-    static final String SYNC_COMMIT = "SET LOCAL synchronous_commit = on";
+    static final String SYNC_COMMIT = JdbcOffsetBackingStore.SYNCHRONOUS;
     /** How long the ids of published rows not yet visible are kept for deletion with the next batches. */
     static final Duration UNSETTLED_FOR = Duration.ofSeconds(60);
     static final String SLOT_ACTIVE = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = ? AND active";

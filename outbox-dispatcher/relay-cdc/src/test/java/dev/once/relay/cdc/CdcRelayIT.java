@@ -11,6 +11,8 @@ import dev.once.relay.RelayOptions;
 import dev.once.relay.cdc.internal.EngineProperties;
 import dev.once.test.ReplicationCleanup;
 import dev.once.test.TestKafka;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -20,6 +22,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.ThreadLocalRandom;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -40,9 +43,12 @@ class CdcRelayIT extends RelayContractIT {
                 .withSlot(slot, slot).withTimings(Duration.ofMillis(500), Duration.ofMillis(200));
     }
 
+    /** The DataSource the next relays started use. */
+    private DataSource relayDataSource = db.dataSource();
+
     @Override
     protected OutboxRelay newRelay(String name, EventTransport transport, RelayOptions options) {
-        return new CdcRelay(name, db.dataSource(), settings(), transport, options, RelayListener.NONE);
+        return new CdcRelay(name, relayDataSource, settings(), transport, options, RelayListener.NONE);
     }
 
     @AfterAll
@@ -178,6 +184,38 @@ class CdcRelayIT extends RelayContractIT {
             await().atMost(Duration.ofSeconds(30)).until(() -> pending() == 0);
         } finally {
             jdbc.execute("DROP TABLE IF EXISTS commit_fails; DROP SEQUENCE IF EXISTS failed_commits");
+        }
+    }
+
+    @Test
+    void the_offsets_commit_waiting_for_the_disk_even_where_the_relays_connections_commit_without_waiting() {
+        // A deployment may set synchronous_commit = off for its role, its database or its pool. The bookkeeping's
+        // durability rests on the offsets' commit, and the slot moves on once they are saved.
+        jdbc.execute("CREATE TABLE offset_commits (synchronous_commit text NOT NULL)");
+        jdbc.execute("CREATE FUNCTION note_offset_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                + " INSERT INTO offset_commits VALUES (current_setting('synchronous_commit')); RETURN NEW; END $$");
+        jdbc.execute("CREATE TRIGGER note_offset_commit BEFORE INSERT OR UPDATE ON once_relay_offset FOR EACH ROW"
+                + " EXECUTE FUNCTION note_offset_commit()");
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(db.jdbcUrl());
+        config.setUsername(db.server().username());
+        config.setPassword(db.server().password());
+        config.setMaximumPoolSize(6);
+        config.setConnectionInitSql("SET synchronous_commit = off");
+        try (HikariDataSource asynchronous = new HikariDataSource(config)) {
+            relayDataSource = asynchronous;
+            started("asynchronous");
+            commitEvents(1, 10);
+            consumeUntil(prefix + ".order", 10);
+            await().atMost(Duration.ofSeconds(30)).until(() -> pending() == 0);
+            await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
+                    "SELECT count(*) FROM offset_commits", Long.class) > 0);
+            stopRelays();
+            assertThat(jdbc.queryForList("SELECT DISTINCT synchronous_commit FROM offset_commits", String.class))
+                    .containsExactly("on");
+        } finally {
+            jdbc.execute("DROP TRIGGER IF EXISTS note_offset_commit ON once_relay_offset;"
+                    + " DROP FUNCTION IF EXISTS note_offset_commit(); DROP TABLE IF EXISTS offset_commits");
         }
     }
 

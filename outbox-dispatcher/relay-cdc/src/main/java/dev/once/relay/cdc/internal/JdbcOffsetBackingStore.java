@@ -9,6 +9,8 @@ import javax.sql.DataSource;
 import org.apache.kafka.connect.runtime.WorkerConfig;
 import org.apache.kafka.connect.storage.MemoryOffsetBackingStore;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Debezium's offsets in PostgreSQL ({@code once_relay_offset}), so a restarted relay, or the standby that takes over,
@@ -27,10 +29,20 @@ public class JdbcOffsetBackingStore extends MemoryOffsetBackingStore {
             ON CONFLICT (store_key, offset_key) DO UPDATE SET offset_value = EXCLUDED.offset_value, updated_at = now()
             """;
 
+    /**
+     * The offsets commit waiting for the disk, whatever {@code synchronous_commit} the role, the database or the pool
+     * sets: the relay's bookkeeping commits without waiting ({@code CdcRelay.ASYNC_COMMIT}) and is made durable by the
+     * offsets that follow it (the write-ahead log is flushed in order), and Debezium moves the replication slot past
+     * what they cover once they are saved. Offsets that an immediate stop of PostgreSQL lost behind a slot that had
+     * moved on would leave rows pending for ever, their events published.
+     */
+    public static final String SYNCHRONOUS = "SET LOCAL synchronous_commit = on";
+
     private static final Map<String, DataSource> DATA_SOURCES = new ConcurrentHashMap<>();
 
     private String key;
     private JdbcTemplate jdbc;
+    private TransactionTemplate tx;
 
     public static void register(String key, DataSource dataSource) {
         DATA_SOURCES.put(key, dataSource);
@@ -49,6 +61,7 @@ public class JdbcOffsetBackingStore extends MemoryOffsetBackingStore {
             throw new IllegalStateException("No DataSource registered for " + KEY_PROPERTY + "=" + key);
         }
         jdbc = new JdbcTemplate(dataSource);
+        tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
     }
 
     @Override
@@ -64,9 +77,12 @@ public class JdbcOffsetBackingStore extends MemoryOffsetBackingStore {
 
     @Override
     protected void save() {
-        for (Map.Entry<ByteBuffer, ByteBuffer> entry : data.entrySet()) {
-            jdbc.update(SAVE, key, bytes(entry.getKey()), entry.getValue() == null ? null : bytes(entry.getValue()));
-        }
+        tx.executeWithoutResult(status -> {
+            jdbc.execute(SYNCHRONOUS);
+            for (Map.Entry<ByteBuffer, ByteBuffer> entry : data.entrySet()) {
+                jdbc.update(SAVE, key, bytes(entry.getKey()), entry.getValue() == null ? null : bytes(entry.getValue()));
+            }
+        });
     }
 
     @Override
