@@ -1,5 +1,6 @@
 package dev.once.relay.cdc.internal;
 
+import dev.once.OnceException;
 import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.Map;
@@ -38,9 +39,21 @@ public class JdbcOffsetBackingStore extends MemoryOffsetBackingStore {
      */
     public static final String SYNCHRONOUS = "SET LOCAL synchronous_commit = on";
 
+    /**
+     * When the server started: the offsets are saved only while it is the server the store started on. A bookkeeping
+     * committed without waiting for the disk is made durable by the offsets saved after it only on the same server:
+     * once PostgreSQL has restarted (or a standby was promoted), those commits may be gone, and offsets saved then
+     * would move past the rows they left pending. The engine that started before fails with its replication
+     * connection anyway, and the next leader streams those batches again from the offsets last saved.
+     */
+    static final String SERVER_STARTED = "SELECT pg_postmaster_start_time()::text";
+
     private static final Map<String, DataSource> DATA_SOURCES = new ConcurrentHashMap<>();
 
+    /** What PostgreSQL holds: {@link #data} as of the last save that committed (the store's thread only). */
+    private final Map<ByteBuffer, ByteBuffer> saved = new HashMap<>();
     private String key;
+    private String serverStarted;
     private JdbcTemplate jdbc;
     private TransactionTemplate tx;
 
@@ -73,16 +86,37 @@ public class JdbcOffsetBackingStore extends MemoryOffsetBackingStore {
             loaded.put(ByteBuffer.wrap(rs.getBytes(1)), value == null ? null : ByteBuffer.wrap(value));
         }, key);
         data.putAll(loaded);
+        saved.putAll(loaded);
+        serverStarted = jdbc.queryForObject(SERVER_STARTED, String.class);
     }
 
+    /**
+     * Saves the offsets Kafka Connect has just put in {@link #data}, in one transaction that waits for the disk
+     * ({@link #SYNCHRONOUS}), and only on the server the store started on ({@link #SERVER_STARTED}). If that fails,
+     * {@link #data} goes back to what PostgreSQL holds: the store never hands back offsets it could not save (Debezium
+     * reads them back when it restarts a task).
+     */
     @Override
     protected void save() {
-        tx.executeWithoutResult(status -> {
-            jdbc.execute(SYNCHRONOUS);
-            for (Map.Entry<ByteBuffer, ByteBuffer> entry : data.entrySet()) {
-                jdbc.update(SAVE, key, bytes(entry.getKey()), entry.getValue() == null ? null : bytes(entry.getValue()));
-            }
-        });
+        try {
+            tx.executeWithoutResult(status -> {
+                jdbc.execute(SYNCHRONOUS);
+                if (!serverStarted.equals(jdbc.queryForObject(SERVER_STARTED, String.class))) {
+                    throw new OnceException("PostgreSQL restarted after this CDC engine started (at " + serverStarted
+                            + "): its offsets are not saved, the next leader streams from those saved before");
+                }
+                for (Map.Entry<ByteBuffer, ByteBuffer> entry : data.entrySet()) {
+                    jdbc.update(SAVE, key, bytes(entry.getKey()),
+                            entry.getValue() == null ? null : bytes(entry.getValue()));
+                }
+            });
+        } catch (RuntimeException e) {
+            data.clear();
+            data.putAll(saved);
+            throw e;
+        }
+        saved.clear();
+        saved.putAll(data);
     }
 
     @Override
