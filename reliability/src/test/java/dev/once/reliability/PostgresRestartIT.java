@@ -47,9 +47,9 @@ class PostgresRestartIT {
             }
             DemoReport report = load.join();
             // The demo has waited (up to two minutes) for the outbox to empty: a row left pending had its event
-            // published (the handlers saw every event), but the CDC relay lost the bookkeeping of it. That still
-            // happens in about one run in five with the CDC relay (docs/RELIABILITY.md, "Known defects"): the row
-            // shows the count, and the scenario does not fail on it until the cause is found and fixed.
+            // published (the handlers saw every event), but the CDC relay lost the bookkeeping of it. That happened in
+            // about one run in ten before 7fa854e (docs/RELIABILITY.md, "Known defects"): the row shows the count,
+            // and the scenario does not fail on it until enough runs show none.
             long pending = jdbc.queryForObject(PENDING, Long.class);
 
             Summary.record(new Summary.Row("4 PostgreSQL restarts, " + relayMode + " relay", report.operations(),

@@ -62,8 +62,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  *       published, up to {@link CdcSettings#aheadOfBookkeeping()} batches ahead: PostgreSQL keeping writes waiting
  *       (a checkpoint) does not hold up publishing.</li>
  *   <li><b>Offsets in PostgreSQL</b> ({@link JdbcOffsetBackingStore}), moved past a batch only once Kafka acknowledged
- *       it and its bookkeeping committed: a new leader resumes where the last one stopped. After a crash, the batches
- *       not so recorded are sent again.</li>
+ *       it and its bookkeeping committed, and saved only on the server the engine started on: a new leader resumes
+ *       where the last one stopped. After a crash, the batches not so recorded are sent again.</li>
  *   <li><b>No gap at first start.</b> The publication covers inserts into the outbox and heartbeat tables only
  *       ({@link CdcPublication}); the first start snapshots the rows still pending when the slot is created, so
  *       nothing committed earlier is lost.</li>
@@ -83,8 +83,10 @@ public final class CdcRelay implements OutboxRelay {
     /**
      * A batch's bookkeeping (deleting or marking what Kafka acknowledged, parking what it refused) commits without
      * waiting for the disk. The write-ahead log, not the row, is this relay's record of what is still to send: the
-     * offsets that move past the batch commit synchronously after it ({@link JdbcOffsetBackingStore#SYNCHRONOUS}), and flushing them flushes the bookkeeping too
-     * (the log is written in order). A crash before that loses both, and the batch is sent again.
+     * offsets that move past the batch commit synchronously after it ({@link JdbcOffsetBackingStore#SYNCHRONOUS}), and
+     * flushing them flushes the bookkeeping too (the log is written in order), provided the server has not restarted
+     * in between: the offsets are saved only on the server the engine started on. A crash before that loses both, and
+     * the batch is sent again.
      */
     static final String ASYNC_COMMIT = "SET LOCAL synchronous_commit = off";
     /**
