@@ -3,6 +3,8 @@ package dev.once.relay.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.once.relay.EventTransport;
 import dev.once.relay.OutboxRelay;
 import dev.once.relay.RelayContractIT;
@@ -11,8 +13,6 @@ import dev.once.relay.RelayOptions;
 import dev.once.relay.cdc.internal.EngineProperties;
 import dev.once.test.ReplicationCleanup;
 import dev.once.test.TestKafka;
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;

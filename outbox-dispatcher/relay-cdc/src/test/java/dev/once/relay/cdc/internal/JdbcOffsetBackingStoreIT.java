@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.once.idempotency.OnceMigrations;
-import dev.once.test.TestDatabase;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.once.idempotency.OnceMigrations;
+import dev.once.test.TestDatabase;
 import io.debezium.embedded.EmbeddedWorkerConfig;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
