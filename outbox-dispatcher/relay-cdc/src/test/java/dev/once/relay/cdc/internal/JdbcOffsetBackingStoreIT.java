@@ -97,17 +97,20 @@ class JdbcOffsetBackingStoreIT {
             OnceMigrations.migrate(dataSource);
             JdbcOffsetBackingStore.register("restarted", dataSource);
             JdbcOffsetBackingStore before = started("restarted");
-            save(before, "first");
+            try {
+                save(before, "first");
 
-            server.close();
-            server = restartable(dir, port);
+                server.close();
+                server = restartable(dir, port);
 
-            // the first tries fail on the pool's broken connections; then on the restart itself
-            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThatThrownBy(() -> save(before, "second"))
-                    .isInstanceOf(ExecutionException.class)
-                    .hasMessageContaining("PostgreSQL restarted after this CDC engine started"));
-            assertThat(read(before)).isEqualTo("first");
-            before.stop();
+                // the first tries fail on the pool's broken connections; then on the restart itself
+                await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThatThrownBy(
+                        () -> save(before, "second")).isInstanceOf(ExecutionException.class)
+                        .hasMessageContaining("PostgreSQL restarted after this CDC engine started"));
+                assertThat(read(before)).isEqualTo("first");
+            } finally {
+                before.stop();
+            }
             JdbcOffsetBackingStore after = started("restarted");
             try {
                 assertThat(read(after)).isEqualTo("first");
