@@ -243,10 +243,17 @@ class CdcRelayIT extends RelayContractIT {
 
         DeletesWaiting() throws SQLException {
             holder = db.dataSource().getConnection();
-            holder.createStatement().execute("SELECT pg_advisory_lock(" + lock + ")");
-            waiting = new OutboxTrigger("wait_for_test", "BEFORE DELETE OR UPDATE", "TRUE",
-                    "PERFORM pg_advisory_xact_lock_shared(" + lock + "); IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;"
-                            + " RETURN NEW;");
+            try {
+                holder.createStatement().execute("SELECT pg_advisory_lock(" + lock + ")");
+                waiting = new OutboxTrigger("wait_for_test", "BEFORE DELETE OR UPDATE", "TRUE",
+                        "PERFORM pg_advisory_xact_lock_shared(" + lock + "); IF TG_OP = 'DELETE' THEN RETURN OLD;"
+                                + " END IF; RETURN NEW;");
+            } catch (SQLException | RuntimeException e) {
+                try (holder) { // a pooled session: its lock, if taken, would outlive the connection's close
+                    holder.createStatement().execute("SELECT pg_advisory_unlock_all()");
+                }
+                throw e;
+            }
         }
 
         @Override
