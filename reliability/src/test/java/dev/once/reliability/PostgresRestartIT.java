@@ -46,10 +46,9 @@ class PostgresRestartIT {
                 postgres.restart();
             }
             DemoReport report = load.join();
-            // The demo has waited (up to two minutes) for the outbox to empty: a row left pending had its event
-            // published (the handlers saw every event), but the CDC relay lost the bookkeeping of it. That happened in
-            // about one run in ten before 7fa854e (docs/RELIABILITY.md, "Known defects"): the row shows the count,
-            // and the scenario does not fail on it until enough runs show none.
+            // The demo has waited (up to two minutes) for the outbox to empty: a row left pending would have had its
+            // event published (the handlers saw every event) and its bookkeeping lost, as the CDC relay lost it in
+            // about one run in ten before 7fa854e (docs/RELIABILITY.md, "Fixed after the suite found them").
             long pending = jdbc.queryForObject(PENDING, Long.class);
 
             Summary.record(new Summary.Row("4 PostgreSQL restarts, " + relayMode + " relay", report.operations(),
@@ -58,6 +57,7 @@ class PostgresRestartIT {
                             + " pending (published, bookkeeping lost) " + pending));
             assertThat(postgres.restarts()).isEqualTo(2);
             Scenario.assertExactlyOnce(report);
+            assertThat(pending).as("outbox rows left pending, their events published").isZero();
             assertThat(service.alive()).isTrue();
         }
     }
