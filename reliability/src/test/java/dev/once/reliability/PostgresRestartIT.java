@@ -48,7 +48,7 @@ class PostgresRestartIT {
             DemoReport report = load.join();
             // The demo has waited (up to two minutes) for the outbox to empty: a row left pending would have had its
             // event published (the handlers saw every event) and its bookkeeping lost, as the CDC relay lost it in
-            // about one run in ten before 7fa854e (docs/RELIABILITY.md, "Fixed after the suite found them").
+            // about one run in ten before 7fa854e (docs/RELIABILITY.md, "What the suite found").
             long pending = jdbc.queryForObject(PENDING, Long.class);
 
             Summary.record(new Summary.Row("4 PostgreSQL restarts, " + relayMode + " relay", report.operations(),
