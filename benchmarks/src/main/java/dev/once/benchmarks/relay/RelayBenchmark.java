@@ -37,6 +37,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
@@ -76,7 +77,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * Before them, the CDC relay runs once with Kafka taken out (a transport that acknowledges at once): the floor of
  * Debezium's decoding and the relay's bookkeeping; and Debezium's engine runs alone, with a handler that counts
  * ({@code --no-floor} skips both). Both floors can also be listed in {@code --relays} ({@code cdc-floor},
- * {@code engine-floor}), to alternate them with the relay in one run. Each relay runs once per entry of {@code --signing off,on,on,off} (records unsigned, or signed with an HMAC key as
+ * {@code engine-floor}), to alternate them with the relay in one run; {@code engine-floor-nostats} is Debezium's
+ * engine alone with its statistics of its lag off too ({@code statistics.metrics.enabled}, on by default). Each relay runs once per entry of {@code --signing off,on,on,off} (records unsigned, or signed with an HMAC key as
  * {@code once.outbox.signing.keys} would; the ABBA order lets warm-up and drift weigh on both alike), and a summary
  * compares the means of the signed drain and latency with the unsigned ones of the same run. With {@code --heap}, the
  * drain prints the heap in use after a full GC every 10 s. With {@code --warm-up N}, the first relay of
@@ -146,8 +148,8 @@ public final class RelayBenchmark {
         for (int i = 1; i <= o.warmUp(); i++) {
             // the JIT compiles the relay's and Debezium's code here, as it has in a relay that has run for a while
             System.out.printf(Locale.ROOT, "%nwarm-up %d of %d, not recorded:%n", i, o.warmUp());
-            if (o.relays().get(0).equals("engine-floor")) {
-                engineFloor(server, o, bare);
+            if (o.relays().get(0).startsWith("engine-floor")) {
+                engineFloor(server, o, bare, o.relays().get(0));
             } else {
                 run(server, bootstrap, o.relays().get(0), RecordSigning.off(), o, bare);
             }
@@ -159,12 +161,12 @@ public final class RelayBenchmark {
                     RecordSigning.off(), o, bare));
         }
         if (o.floor() && o.relays().contains("cdc")) {
-            engineFloor(server, o, bare);
+            engineFloor(server, o, bare, "engine-floor");
         }
         for (String relay : o.relays()) {
             for (String signing : o.signings()) {
-                if (relay.equals("engine-floor")) {
-                    engineFloor(server, o, bare); // no Kafka, so no signing either
+                if (relay.startsWith("engine-floor")) {
+                    engineFloor(server, o, bare, relay); // no Kafka, so no signing either
                     continue;
                 }
                 RecordSigning recordSigning = signing.equals("on")
@@ -271,14 +273,24 @@ public final class RelayBenchmark {
         }
     }
 
+    private static Properties engineProperties(CdcSettings settings, RelayOptions options, String variant) {
+        Properties properties = EngineProperties.of(settings, options);
+        if (variant.endsWith("-nostats")) {
+            properties.setProperty("statistics.metrics.enabled", "false"); // Debezium's lag quantiles, on by default
+        }
+        return properties;
+    }
+
     /**
      * The floor of the CDC relay: Debezium's engine alone, with the relay's configuration ({@link EngineProperties})
      * and a handler that only counts each outbox insert and its commit-to-handler latency (no message, no Kafka, no
      * bookkeeping; rows stay in the table). The relay creates the publication and the slot first and steps aside.
      * Prints the drain of {@code rows} committed at once, the bursts, and what Debezium's per-event JMX summary
-     * costs on an idle thread.
+     * costs on an idle thread. {@code variant}: {@code engine-floor} with the relay's configuration,
+     * {@code engine-floor-nostats} with Debezium's statistics of its lag (their quantiles) off as well.
      */
-    private static void engineFloor(PostgresServer server, Options o, Map<Integer, Double> bursts) throws Exception {
+    private static void engineFloor(PostgresServer server, Options o, Map<Integer, Double> bursts, String variant)
+            throws Exception {
         String schema = "bench_engine_" + Long.toHexString(System.nanoTime());
         execute(server, "CREATE SCHEMA " + schema);
         String slot = schema.toLowerCase(Locale.ROOT);
@@ -308,7 +320,7 @@ public final class RelayBenchmark {
             JdbcOffsetBackingStore.register(slot, ds);
             DebeziumEngine<RecordChangeEvent<SourceRecord>> engine = DebeziumEngine
                     .create(ChangeEventFormat.of(io.debezium.embedded.Connect.class))
-                    .using(EngineProperties.of(settings, options))
+                    .using(engineProperties(settings, options, variant))
                     .notifying((records, committer) -> {
                         long now = System.currentTimeMillis();
                         int n = 0;
@@ -330,16 +342,16 @@ public final class RelayBenchmark {
                         Long.class, slot) == 0) {
                     LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
                 }
-                System.out.printf(Locale.ROOT, "%nengine-floor: Debezium's engine alone (relay configuration, a handler that "
-                        + "counts), slot %s%n", slot);
+                System.out.printf(Locale.ROOT, "%n%s: Debezium's engine alone (relay configuration%s, a handler that "
+                        + "counts), slot %s%n", variant, variant.endsWith("-nostats") ? " and its statistics off" : "", slot);
                 jdbc.update(INSERT_BACKLOG, o.aggregates(), o.rows());
                 long committed = System.nanoTime();
                 while (counted.get() < o.rows()) {
                     LockSupport.parkNanos(Duration.ofMillis(2).toNanos());
                 }
-                System.out.printf(Locale.ROOT, "engine-floor: decoded %d rows at %.0f events/s from their commit%n", o.rows(),
+                System.out.printf(Locale.ROOT, "%s: decoded %d rows at %.0f events/s from their commit%n", variant, o.rows(),
                         o.rows() / ((System.nanoTime() - committed) / 1e9));
-                bursts("engine-floor", "commit->handler", schema, bursts, o, counted, latencies, jdbc, slot);
+                bursts(variant, "commit->handler", schema, bursts, o, counted, latencies, jdbc, slot);
             }
         } finally {
             engineThread.shutdownNow();
