@@ -5,14 +5,22 @@ import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.once.idempotency.OnceMigrations;
 import dev.once.relay.EventTransport;
+import dev.once.relay.KafkaTransport;
 import dev.once.relay.OutboxRelay;
 import dev.once.relay.RelayContractIT;
 import dev.once.relay.RelayListener;
 import dev.once.relay.RelayOptions;
+import dev.once.relay.TopicRouter;
 import dev.once.relay.cdc.internal.EngineProperties;
 import dev.once.test.ReplicationCleanup;
 import dev.once.test.TestKafka;
+import dev.once.test.TestPostgres;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -32,6 +40,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /** The relay contract for the Debezium CDC relay, plus leadership, stored offsets and the heartbeat. */
@@ -395,6 +404,79 @@ class CdcRelayIT extends RelayContractIT {
         Received received = consumeUntil(prefix + ".order", 1_000);
         assertThat(received.distinctEvents()).isEqualTo(1_000);
         assertThat(received.outOfOrder()).isZero();
+    }
+
+    @Test
+    void on_a_postgresql_that_takes_only_client_certificates_it_streams_with_the_tls_its_jdbc_url_names(@TempDir Path dir)
+            throws Exception {
+        openssl(dir, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
+                "-subj", "/CN=once-test-ca");
+        signedCertificate(dir, "server", "/CN=localhost", "subjectAltName=DNS:localhost,IP:127.0.0.1");
+        signedCertificate(dir, "client", "/CN=relay", "basicConstraints=CA:FALSE");
+        openssl(dir, "pkcs8", "-topk8", "-inform", "PEM", "-outform", "DER", "-nocrypt", "-in", "client.key", "-out",
+                "client.pk8"); // the JDBC driver reads a client key as PKCS-8
+        Files.setPosixFilePermissions(dir.resolve("server.key"), PosixFilePermissions.fromString("rw-------"));
+        Files.setPosixFilePermissions(dir.resolve("client.pk8"), PosixFilePermissions.fromString("rw-------"));
+        // the relay's role gets in over TLS with its certificate only; the superuser as usual (zonky's own checks)
+        Files.writeString(dir.resolve("pg_hba.conf"), """
+                hostssl all relay all cert
+                hostssl replication relay all cert
+                host all relay all reject
+                host replication relay all reject
+                host all postgres all trust
+                local all all trust
+                """);
+        try (TestPostgres.Embedded server = TestPostgres.startEmbedded(Map.of("ssl", "on",
+                "ssl_cert_file", dir.resolve("server.crt").toString(), "ssl_key_file", dir.resolve("server.key").toString(),
+                "ssl_ca_file", dir.resolve("ca.crt").toString(), "hba_file", dir.resolve("pg_hba.conf").toString()))) {
+            JdbcTemplate admin = new JdbcTemplate(server.postgres().getPostgresDatabase());
+            admin.execute("CREATE ROLE relay LOGIN SUPERUSER REPLICATION");
+            String url = server.jdbcUrl("postgres") + "?sslmode=verify-full&sslrootcert=" + dir.resolve("ca.crt")
+                    + "&sslcert=" + dir.resolve("client.crt") + "&sslkey=" + dir.resolve("client.pk8");
+            HikariConfig pool = new HikariConfig();
+            pool.setJdbcUrl(url);
+            pool.setUsername("relay");
+            pool.setMaximumPoolSize(4);
+            try (HikariDataSource dataSource = new HikariDataSource(pool)) {
+                OnceMigrations.migrate(dataSource);
+                CdcSettings settings = CdcSettings.of(url, "relay", null, "public").withSlot("once_tls", "once_tls")
+                        .withTimings(Duration.ofMillis(500), Duration.ofMillis(200));
+                Map<String, Object> producer = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
+                try (CdcRelay relay = new CdcRelay("tls", dataSource, settings, new KafkaTransport(producer,
+                        TopicRouter.byAggregateType(prefix), Duration.ofSeconds(10), SIGNING), RelayOptions.ofDefaults(),
+                        RelayListener.NONE)) {
+                    relay.start();
+                    await().atMost(Duration.ofSeconds(60)).until(() -> relay.state().status()
+                            == OutboxRelay.RelayState.Status.RUNNING);
+                    jdbc = new JdbcTemplate(dataSource); // the events of this test go to this server
+                    commitEvents(1, 100);
+
+                    assertThat(consumeUntil(prefix + ".order", 100).distinctEvents()).isEqualTo(100);
+                    assertThat(admin.queryForList("SELECT s.client_dn FROM pg_stat_replication r JOIN pg_stat_ssl s"
+                            + " USING (pid) WHERE r.usename = 'relay' AND s.ssl", String.class))
+                            .as("Debezium's replication connection, over TLS with the relay's certificate")
+                            .containsExactly("/CN=relay");
+                }
+            }
+        }
+    }
+
+    /** Runs openssl in {@code dir}: the test's own certificate authority, so that nothing depends on the machine's. */
+    private static void openssl(Path dir, String... arguments) throws Exception {
+        List<String> command = new ArrayList<>(List.of("openssl"));
+        command.addAll(List.of(arguments));
+        Process process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor()).as("openssl %s: %s", arguments[0], output).isZero();
+    }
+
+    /** {@code name}.key and {@code name}.crt, signed by the test's ca.crt, with {@code extension}. */
+    private static void signedCertificate(Path dir, String name, String subject, String extension) throws Exception {
+        openssl(dir, "req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out", name + ".csr", "-subj",
+                subject);
+        Files.writeString(dir.resolve(name + ".ext"), extension + "\n");
+        openssl(dir, "x509", "-req", "-in", name + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+                "-out", name + ".crt", "-days", "2", "-extfile", name + ".ext");
     }
 
     @Test

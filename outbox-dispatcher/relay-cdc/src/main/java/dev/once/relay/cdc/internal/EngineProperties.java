@@ -35,6 +35,8 @@ public final class EngineProperties {
         p.setProperty("database.dbname", db.database());
         p.setProperty("database.user", settings.user());
         p.setProperty("database.password", settings.password() == null ? "" : settings.password());
+        // TLS as the URL asks for it (Debezium's own default is sslmode=prefer: no certificate checked, none shown)
+        db.tls().forEach(p::setProperty);
         // The source partition of the stored offsets: never to change, or every relay would snapshot anew.
         p.setProperty("topic.prefix", "once");
         // Debezium's MBeans are named after the prefix; the slot tells apart the relays of two databases in one JVM,
