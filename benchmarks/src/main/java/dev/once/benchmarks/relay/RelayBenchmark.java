@@ -78,7 +78,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * Debezium's decoding and the relay's bookkeeping; and Debezium's engine runs alone, with a handler that counts
  * ({@code --no-floor} skips both). Both floors can also be listed in {@code --relays} ({@code cdc-floor},
  * {@code engine-floor}), to alternate them with the relay in one run; {@code engine-floor-nostats} is Debezium's
- * engine alone with its statistics of its lag off too ({@code statistics.metrics.enabled}, on by default). Each relay runs once per entry of {@code --signing off,on,on,off} (records unsigned, or signed with an HMAC key as
+ * engine alone with its statistics of its lag off too ({@code statistics.metrics.enabled}, on by default). Each relay
+ * runs once per entry of {@code --signing off,on,on,off} (records unsigned, or signed with an HMAC key as
  * {@code once.outbox.signing.keys} would; the ABBA order lets warm-up and drift weigh on both alike), and a summary
  * compares the means of the signed drain and latency with the unsigned ones of the same run. With {@code --heap}, the
  * drain prints the heap in use after a full GC every 10 s. With {@code --warm-up N}, the first relay of

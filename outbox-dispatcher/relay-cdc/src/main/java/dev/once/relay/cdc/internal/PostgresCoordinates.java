@@ -48,6 +48,12 @@ public record PostgresCoordinates(String host, int port, String database, Map<St
                 uri.getPort() < 0 ? 5432 : uri.getPort(), path.startsWith("/") ? path.substring(1) : path, Map.copyOf(tls));
     }
 
+    /** Never the TLS parameters: {@code sslpassword} is a secret. */
+    @Override
+    public String toString() {
+        return host + ":" + port + "/" + database;
+    }
+
     private static String decode(String part) {
         return URLDecoder.decode(part, StandardCharsets.UTF_8);
     }

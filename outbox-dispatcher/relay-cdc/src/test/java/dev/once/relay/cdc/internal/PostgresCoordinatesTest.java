@@ -30,6 +30,7 @@ class PostgresCoordinatesTest {
                 "database.sslkey", "/etc/once/relay.pk8", "database.sslpassword", "s&cret",
                 "database.sslfactory", "org.postgresql.ssl.DefaultJavaSSLFactory"));
         assertThat(db.port()).isEqualTo(5432);
+        assertThat(db).hasToString("db:5432/orders");
     }
 
     @Test
