@@ -15,22 +15,7 @@ class ReplicationConnectionTest {
 
     @Test
     void spring_boots_connection_details_come_first() {
-        JdbcConnectionDetails details = new JdbcConnectionDetails() {
-            @Override
-            public String getUsername() {
-                return "svc";
-            }
-
-            @Override
-            public String getPassword() {
-                return "s3cret";
-            }
-
-            @Override
-            public String getJdbcUrl() {
-                return "jdbc:postgresql://db.internal:6432/orders";
-            }
-        };
+        JdbcConnectionDetails details = details("jdbc:postgresql://db.internal:6432/orders", "svc", "s3cret");
 
         ReplicationConnection connection = ReplicationConnection.of(details, new SimpleDriverDataSource());
 
@@ -52,9 +37,59 @@ class ReplicationConnectionTest {
     }
 
     @Test
+    void a_hikari_pools_driver_properties_join_the_url_where_it_does_not_set_them_so_the_relay_uses_the_pools_tls() {
+        try (HikariDataSource pool = new HikariDataSource()) {
+            pool.setJdbcUrl("jdbc:postgresql://db.internal:5432/billing?sslmode=require");
+            pool.setUsername("billing");
+            pool.setPassword("pw");
+            pool.addDataSourceProperty("sslmode", "disable"); // the URL's own says otherwise, and wins, as in the driver
+            pool.addDataSourceProperty("sslrootcert", "/etc/once/root ca.crt");
+            pool.addDataSourceProperty("sslpassword", "s3cret");
+            pool.addDataSourceProperty("password", "not-a-parameter");
+
+            ReplicationConnection connection = ReplicationConnection.of(null, new OnceDataSource(pool));
+
+            assertThat(connection).isEqualTo(new ReplicationConnection("jdbc:postgresql://db.internal:5432/billing"
+                    + "?sslmode=require&sslpassword=s3cret&sslrootcert=%2Fetc%2Fonce%2Froot+ca.crt", "billing", "pw"));
+            assertThat(connection.toString()).doesNotContain("s3cret").doesNotContain("pw");
+        }
+    }
+
+    @Test
+    void with_spring_boots_connection_details_the_pools_driver_properties_join_their_url() {
+        JdbcConnectionDetails details = details("jdbc:postgresql://db.internal:6432/orders", "svc", "s3cret");
+        try (HikariDataSource pool = new HikariDataSource()) {
+            pool.setJdbcUrl("jdbc:postgresql://db.internal:6432/orders");
+            pool.addDataSourceProperty("sslmode", "verify-full");
+
+            assertThat(ReplicationConnection.of(details, pool).jdbcUrl())
+                    .isEqualTo("jdbc:postgresql://db.internal:6432/orders?sslmode=verify-full");
+        }
+    }
+
+    @Test
     void a_data_source_that_does_not_say_where_it_connects_is_one_clear_configuration_error() {
         assertThatThrownBy(() -> ReplicationConnection.of(null, new SimpleDriverDataSource()))
                 .isInstanceOf(OnceConfigurationException.class)
                 .hasMessageContaining("JdbcConnectionDetails").hasMessageContaining("once.outbox.relay.mode=polling");
+    }
+
+    private static JdbcConnectionDetails details(String url, String user, String password) {
+        return new JdbcConnectionDetails() {
+            @Override
+            public String getUsername() {
+                return user;
+            }
+
+            @Override
+            public String getPassword() {
+                return password;
+            }
+
+            @Override
+            public String getJdbcUrl() {
+                return url;
+            }
+        };
     }
 }
