@@ -7,7 +7,10 @@ import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.stereotype.Component;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The effects ledger: for each handler, how many effects it produced and for how many distinct events, and how many
@@ -75,24 +78,34 @@ public class EffectsLedger {
     private final JdbcTemplate jdbc;
     private final OutboxOperations outbox;
     private final FileStorage storage;
+    /** One snapshot for all the ledger's queries: counted apart, a handler working meanwhile would tear them. */
+    private final TransactionTemplate oneSnapshot;
 
     EffectsLedger(DataSource dataSource, FileStorage storage) {
         this.jdbc = new JdbcTemplate(dataSource);
         this.outbox = OutboxOperations.create(dataSource);
         this.storage = storage;
+        this.oneSnapshot = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+        oneSnapshot.setReadOnly(true);
+        oneSnapshot.setIsolationLevel(TransactionDefinition.ISOLATION_REPEATABLE_READ);
     }
 
-    /** The ledger as {@code GET /ops/effects} shows it (snake_case keys, stable order). */
+    /**
+     * The ledger as {@code GET /ops/effects} shows it (snake_case keys, stable order), its counts from one snapshot
+     * of the database (the files on disk are counted beside it).
+     */
     public Map<String, Object> snapshot() {
-        List<Map<String, Object>> handlers = LEDGERS.stream().map(this::handler).toList();
-        Map<String, Object> resources = new LinkedHashMap<>(jdbc.queryForMap(RESOURCES));
-        resources.put("files_on_disk", storage.count());
-        resources.putAll(jdbc.queryForMap(HALF_WRITTEN));
-        Map<String, Object> snapshot = new LinkedHashMap<>();
-        snapshot.put("handlers", handlers);
-        snapshot.put("outbox", Map.of("pending", outbox.pending(), "parked", outbox.parkedCount()));
-        snapshot.put("resources", resources);
-        return snapshot;
+        return oneSnapshot.execute(status -> {
+            List<Map<String, Object>> handlers = LEDGERS.stream().map(this::handler).toList();
+            Map<String, Object> resources = new LinkedHashMap<>(jdbc.queryForMap(RESOURCES));
+            resources.put("files_on_disk", storage.count());
+            resources.putAll(jdbc.queryForMap(HALF_WRITTEN));
+            Map<String, Object> snapshot = new LinkedHashMap<>();
+            snapshot.put("handlers", handlers);
+            snapshot.put("outbox", Map.of("pending", outbox.pending(), "parked", outbox.parkedCount()));
+            snapshot.put("resources", resources);
+            return snapshot;
+        });
     }
 
     private Map<String, Object> handler(Ledger ledger) {
