@@ -114,7 +114,7 @@ public record CdcSettings(String jdbcUrl, String user, String password, String s
     /** Never the password, nor the URL's parameters, which may carry it: settings end up in logs and test reports. */
     @Override
     public String toString() {
-        return "CdcSettings[" + String.valueOf(jdbcUrl).replaceFirst("\\?.*", "") + " as " + user + ", schema " + schema
+        return "CdcSettings[" + PostgresCoordinates.withoutParameters(jdbcUrl) + " as " + user + ", schema " + schema
                 + ", slot " + slotName + ", publication " + publicationName + "]";
     }
 }

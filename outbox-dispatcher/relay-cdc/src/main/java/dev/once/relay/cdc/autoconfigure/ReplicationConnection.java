@@ -2,14 +2,12 @@ package dev.once.relay.cdc.autoconfigure;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.once.OnceConfigurationException;
-import java.net.URLDecoder;
+import dev.once.relay.cdc.internal.PostgresCoordinates;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
-import java.util.Arrays;
 import java.util.Properties;
 import java.util.Set;
-import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.springframework.boot.jdbc.autoconfigure.JdbcConnectionDetails;
 import org.springframework.util.ClassUtils;
@@ -39,10 +37,7 @@ record ReplicationConnection(String jdbcUrl, String user, String password) {
 
     /** The URL with {@code parameters} it does not set yet; user and password stay apart. */
     ReplicationConnection withParameters(Properties parameters) {
-        String query = jdbcUrl.contains("?") ? jdbcUrl.substring(jdbcUrl.indexOf('?') + 1) : "";
-        Set<String> inUrl = Arrays.stream(query.split("&")).filter(pair -> !pair.isEmpty())
-                .map(pair -> URLDecoder.decode(pair.split("=", 2)[0], StandardCharsets.UTF_8))
-                .collect(Collectors.toSet());
+        Set<String> inUrl = PostgresCoordinates.parameters(jdbcUrl).keySet();
         StringBuilder url = new StringBuilder(jdbcUrl);
         parameters.stringPropertyNames().stream().sorted()
                 .filter(name -> !inUrl.contains(name) && !name.equals("user") && !name.equals("password"))
@@ -82,7 +77,6 @@ record ReplicationConnection(String jdbcUrl, String user, String password) {
 
     @Override
     public String toString() {
-        // never the password, nor the URL's parameters, which may carry one (password, sslpassword)
-        return "ReplicationConnection[" + jdbcUrl.replaceFirst("\\?.*", "") + " as " + user + "]";
+        return "ReplicationConnection[" + PostgresCoordinates.withoutParameters(jdbcUrl) + " as " + user + "]";
     }
 }

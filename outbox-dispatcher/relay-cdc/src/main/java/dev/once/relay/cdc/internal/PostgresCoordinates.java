@@ -23,21 +23,11 @@ public record PostgresCoordinates(String host, int port, String database, Map<St
 
     public static PostgresCoordinates fromJdbcUrl(String jdbcUrl) {
         if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql://")) {
-            // without its parameters, which may carry a password
-            throw new IllegalArgumentException("Not a PostgreSQL JDBC URL: "
-                    + (jdbcUrl == null ? null : jdbcUrl.replaceFirst("\\?.*", "")));
+            throw new IllegalArgumentException("Not a PostgreSQL JDBC URL: " + withoutParameters(jdbcUrl));
         }
         URI uri = URI.create(jdbcUrl.substring("jdbc:".length()));
         String path = uri.getPath() == null ? "" : uri.getPath();
-        Map<String, String> parameters = new LinkedHashMap<>();
-        if (uri.getRawQuery() != null) {
-            for (String pair : uri.getRawQuery().split("&")) {
-                int eq = pair.indexOf('=');
-                if (eq > 0) {
-                    parameters.put(decode(pair.substring(0, eq)), decode(pair.substring(eq + 1)));
-                }
-            }
-        }
+        Map<String, String> parameters = parameters(jdbcUrl);
         Map<String, String> tls = new LinkedHashMap<>();
         TLS_PARAMETERS.stream().filter(parameters::containsKey)
                 .forEach(name -> tls.put("database." + name, parameters.get(name)));
@@ -46,6 +36,26 @@ public record PostgresCoordinates(String host, int port, String database, Map<St
         }
         return new PostgresCoordinates(uri.getHost() == null ? "localhost" : uri.getHost(),
                 uri.getPort() < 0 ? 5432 : uri.getPort(), path.startsWith("/") ? path.substring(1) : path, Map.copyOf(tls));
+    }
+
+    /** The URL's parameters ({@code ?name=value&...}), decoded, in their order. */
+    public static Map<String, String> parameters(String jdbcUrl) {
+        Map<String, String> parameters = new LinkedHashMap<>();
+        int query = jdbcUrl.indexOf('?');
+        if (query >= 0) {
+            for (String pair : jdbcUrl.substring(query + 1).split("&")) {
+                int eq = pair.indexOf('=');
+                if (eq > 0) {
+                    parameters.put(decode(pair.substring(0, eq)), decode(pair.substring(eq + 1)));
+                }
+            }
+        }
+        return parameters;
+    }
+
+    /** The URL to print: without its parameters, which may carry a password ({@code password}, {@code sslpassword}). */
+    public static String withoutParameters(String jdbcUrl) {
+        return jdbcUrl == null ? null : jdbcUrl.replaceFirst("\\?.*", "");
     }
 
     /** Never the TLS parameters: {@code sslpassword} is a secret. */
