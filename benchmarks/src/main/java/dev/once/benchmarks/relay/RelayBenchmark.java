@@ -27,13 +27,18 @@ import io.debezium.engine.format.ChangeEventFormat;
 import io.debezium.pipeline.source.spi.EventMetadataProvider;
 import io.debezium.pipeline.spi.OffsetContext;
 import io.debezium.spi.schema.DataCollectionId;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -44,6 +49,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
 import javax.management.JMException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
@@ -69,7 +75,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *       measured first in the same run.</li>
  * </ul>
  * Bursts also print the longest wait without an acknowledgement and, for CDC, the CPU and memory Debezium's
- * decoding thread spent per event; {@code --timeline} prints each burst every 200 ms. With {@code --checkpoint}, a
+ * decoding thread spent per event and, on Linux, the share of the burst it was runnable but on no core;
+ * {@code --timeline} prints each burst every 200 ms. With {@code --checkpoint}, a
  * {@code CHECKPOINT} starts when half of each burst is committed (the role needs {@code pg_checkpoint}), as one
  * started by WAL volume would: PostgreSQL keeps writes waiting while it writes out its dirty pages. Relay
  * {@code cdc-sequential} is the CDC relay waiting for each batch's bookkeeping before the next batch
@@ -459,13 +466,16 @@ public final class RelayBenchmark {
      * spent per event and its share of one core (both NaN without a CDC engine).
      */
     record Burst(double txPerSecond, double tailMillis, double longestWaitMillis, double decodingMicrosPerEvent,
-                 double decodingShare, double decodingKibPerEvent) {
+                 double decodingShare, double decodingKibPerEvent, double decodingRunnableShare) {
 
         String describe() {
             return String.format(Locale.ROOT, "longest wait without an acknowledgement %.0f ms%s", longestWaitMillis,
                     Double.isNaN(decodingMicrosPerEvent) ? "" : String.format(Locale.ROOT,
-                            "; Debezium's decoding thread: %.1f us CPU and %.0f KiB allocated per event, %.0f %% of a core",
-                            decodingMicrosPerEvent, decodingKibPerEvent, decodingShare * 100));
+                            "; Debezium's decoding thread: %.1f us CPU and %.0f KiB allocated per event, %.0f %% of a "
+                                    + "core%s", decodingMicrosPerEvent, decodingKibPerEvent, decodingShare * 100,
+                            Double.isNaN(decodingRunnableShare) ? "" : String.format(Locale.ROOT,
+                                    ", and %.0f %% of the burst runnable but waiting for a core",
+                                    decodingRunnableShare * 100)));
         }
     }
 
@@ -482,6 +492,8 @@ public final class RelayBenchmark {
             Thread decoder = decodingThread();
             long cpuBefore = decoder == null ? 0 : THREADS.getThreadCpuTime(decoder.getId());
             long allocatedBefore = decoder == null ? 0 : THREADS.getThreadAllocatedBytes(decoder.getId());
+            Path schedstat = decoder == null ? null : schedstat(cpuBefore);
+            long queuedBefore = runQueueNanos(schedstat);
             long[] longestWait = new long[1];
             Thread watch = new Thread(() -> longestWait[0] = watch(rows, committed, published, o.timeline() ? probe : null,
                     slot), "burst-watch");
@@ -513,8 +525,10 @@ public final class RelayBenchmark {
             double cpu = decoder == null ? Double.NaN : THREADS.getThreadCpuTime(decoder.getId()) - cpuBefore;
             double allocated = decoder == null ? Double.NaN
                     : THREADS.getThreadAllocatedBytes(decoder.getId()) - allocatedBefore;
+            double queued = schedstat == null || queuedBefore < 0 ? Double.NaN : runQueueNanos(schedstat) - queuedBefore;
             return new Burst(rows / ((window[1] - window[0]) / 1e9), (acknowledged - window[1]) / 1e6,
-                    longestWait[0] / 1e6, cpu / 1e3 / rows, cpu / (acknowledged - window[0]), allocated / 1024 / rows);
+                    longestWait[0] / 1e6, cpu / 1e3 / rows, cpu / (acknowledged - window[0]), allocated / 1024 / rows,
+                    queued / (acknowledged - window[0]));
         }
     }
 
@@ -525,6 +539,33 @@ public final class RelayBenchmark {
     private static Thread decodingThread() {
         return Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.getName().contains("change-event-source-coordinator")).findFirst().orElse(null);
+    }
+
+    /**
+     * Linux's scheduler statistics of the decoding thread ({@code /proc/self/task/<tid>/schedstat}: time on a core,
+     * time runnable on a run queue, timeslices), or null where there are none. Java does not tell a thread's native
+     * id, so the task is the one whose time on a core matches the thread's CPU time, {@code cpuNanos}, best.
+     */
+    private static Path schedstat(long cpuNanos) {
+        try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
+            return tasks.map(t -> t.resolve("schedstat")).filter(Files::isReadable)
+                    .min(Comparator.comparingLong(s -> Math.abs(schedField(s, 0) - cpuNanos))).orElse(null);
+        } catch (IOException | UncheckedIOException e) {
+            return null;
+        }
+    }
+
+    /** The nanoseconds the task spent runnable but waiting for a core, or -1 where Linux does not say. */
+    private static long runQueueNanos(Path schedstat) {
+        return schedstat == null ? -1 : schedField(schedstat, 1);
+    }
+
+    private static long schedField(Path schedstat, int field) {
+        try {
+            return Long.parseLong(Files.readString(schedstat).trim().split(" ")[field]);
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
     }
 
     /**
