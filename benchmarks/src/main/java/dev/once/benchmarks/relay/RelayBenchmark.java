@@ -463,7 +463,8 @@ public final class RelayBenchmark {
     /**
      * A burst's figures: the writers' rate, the time from the last commit until the relay had acknowledged all, the
      * longest time the relay acknowledged nothing while rows were waiting, and the CPU Debezium's decoding thread
-     * spent per event and its share of one core (both NaN without a CDC engine).
+     * spent per event, its share of one core and the share of the burst it was runnable but on no core (NaN without
+     * a CDC engine; the last also NaN where Linux's scheduler statistics are missing).
      */
     record Burst(double txPerSecond, double tailMillis, double longestWaitMillis, double decodingMicrosPerEvent,
                  double decodingShare, double decodingKibPerEvent, double decodingRunnableShare) {
