@@ -526,7 +526,8 @@ public final class RelayBenchmark {
             double cpu = decoder == null ? Double.NaN : THREADS.getThreadCpuTime(decoder.getId()) - cpuBefore;
             double allocated = decoder == null ? Double.NaN
                     : THREADS.getThreadAllocatedBytes(decoder.getId()) - allocatedBefore;
-            double queued = schedstat == null || queuedBefore < 0 ? Double.NaN : runQueueNanos(schedstat) - queuedBefore;
+            long queuedAfter = runQueueNanos(schedstat);
+            double queued = queuedBefore < 0 || queuedAfter < 0 ? Double.NaN : queuedAfter - queuedBefore;
             return new Burst(rows / ((window[1] - window[0]) / 1e9), (acknowledged - window[1]) / 1e6,
                     longestWait[0] / 1e6, cpu / 1e3 / rows, cpu / (acknowledged - window[0]), allocated / 1024 / rows,
                     queued / (acknowledged - window[0]));
