@@ -48,6 +48,26 @@ public final class TransientFailures {
         return false;
     }
 
+    /**
+     * The deepest cause's message, with its SQLState when PostgreSQL gave one: what an operator can act on, without
+     * the statement a wrapping exception repeats.
+     */
+    public static String describe(Throwable failure) {
+        Throwable deepest = failure;
+        String sqlState = null;
+        int depth = 0;
+        for (Throwable t = failure; t != null && depth++ < 32; t = t.getCause()) {
+            if (t instanceof SQLException sql && sql.getSQLState() != null) {
+                sqlState = sql.getSQLState();
+            }
+            if (t.getMessage() != null) {
+                deepest = t;
+            }
+        }
+        String message = deepest.getMessage() == null ? deepest.getClass().getName() : deepest.getMessage();
+        return message + (sqlState == null ? "" : " (SQLState " + sqlState + ")");
+    }
+
     /** {@code org.hibernate.TransactionException}, recognised by type name so that Hibernate stays optional. */
     private static boolean isHibernateTransactionException(Throwable failure) {
         for (Class<?> type = failure.getClass(); type != null; type = type.getSuperclass()) {

@@ -26,9 +26,20 @@ final class JdbcOutboxOperations implements OutboxOperations {
             WHERE parked_at IS NOT NULL ORDER BY seq LIMIT ?
             """;
 
+    /**
+     * The slot, and its lag in time from the watermarks ({@link SlotWatermarks}): the age of the newest one it has
+     * confirmed, or of the oldest while it has confirmed none.
+     */
     static final String SLOT = """
-            SELECT active, CAST(pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn) AS bigint) AS lag_bytes
-            FROM pg_replication_slots WHERE slot_name = ?
+            SELECT s.database, s.database = current_database() AS here, s.active, s.wal_status,
+                   COALESCE(CAST(pg_wal_lsn_diff(pg_current_wal_insert_lsn(), s.confirmed_flush_lsn) AS bigint), 0)
+                       AS lag_bytes,
+                   CAST(EXTRACT(EPOCH FROM now() - COALESCE(
+                       (SELECT taken_at FROM once_relay_watermark
+                        WHERE slot_name = s.slot_name AND confirmed_at IS NOT NULL ORDER BY lsn DESC LIMIT 1),
+                       (SELECT min(taken_at) FROM once_relay_watermark WHERE slot_name = s.slot_name))) * 1000 AS bigint)
+                       AS lag_ms
+            FROM pg_replication_slots s WHERE s.slot_name = ? AND s.slot_type = 'logical'
             """;
 
     static final String REDRIVE = """
@@ -82,9 +93,16 @@ final class JdbcOutboxOperations implements OutboxOperations {
 
     @Override
     public Slot slot(String slotName) {
-        List<Slot> slots = jdbc.query(SLOT, (rs, n) -> new Slot(slotName, rs.getBoolean("active"), rs.getLong("lag_bytes")),
-                slotName);
-        return slots.isEmpty() ? null : slots.get(0);
+        List<Slot> slots = jdbc.query(SLOT, (rs, n) -> {
+            long lagMillis = rs.getLong("lag_ms");
+            Duration lag = rs.wasNull() ? null : Duration.ofMillis(Math.max(0, lagMillis));
+            Slot.State state = !rs.getBoolean("here") ? Slot.State.OTHER_DATABASE
+                    : "lost".equals(rs.getString("wal_status")) ? Slot.State.LOST
+                    : rs.getBoolean("active") ? Slot.State.STREAMING : Slot.State.INACTIVE;
+            return new Slot(slotName, state, rs.getString("database"), rs.getString("wal_status"),
+                    rs.getLong("lag_bytes"), lag);
+        }, slotName);
+        return slots.isEmpty() ? new Slot(slotName, Slot.State.MISSING, null, null, 0, null) : slots.get(0);
     }
 
     @Override

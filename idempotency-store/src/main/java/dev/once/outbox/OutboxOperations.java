@@ -30,7 +30,10 @@ public interface OutboxOperations {
     /** The first {@code limit} parked rows, oldest first. */
     List<Parked> parked(int limit);
 
-    /** The replication slot {@code slotName}, or {@code null} when it does not exist (yet). */
+    /**
+     * The replication slot {@code slotName} as a relay that reads the WAL needs it: whether it exists in this database
+     * and streams, and how far it lags behind the WAL in bytes and in time ({@link SlotWatermarks}).
+     */
     Slot slot(String slotName);
 
     /**
@@ -47,7 +50,57 @@ public interface OutboxOperations {
     record Parked(UUID id, String aggregateType, String aggregateId, String eventType, String reason, Instant parkedAt) {
     }
 
-    /** A replication slot's state: whether a relay streams from it, and how many WAL bytes it has not confirmed. */
-    record Slot(String name, boolean active, long lagBytes) {
+    /**
+     * A replication slot as read from PostgreSQL.
+     *
+     * @param state whether it exists in this database, is usable, and streams
+     * @param database the database it belongs to; {@code null} when it does not exist
+     * @param walStatus PostgreSQL's {@code wal_status}: {@code reserved}, {@code extended}, {@code unreserved} or
+     *        {@code lost}; {@code null} when it does not exist
+     * @param lagBytes WAL bytes written since the position it confirmed
+     * @param lag how long ago the newest watermark it confirmed was taken ({@link SlotWatermarks}), or, while it has
+     *        confirmed none, since the oldest was taken: how far behind the WAL its confirmed position is, in time.
+     *        {@code null} while no watermark was taken
+     */
+    record Slot(String name, State state, String database, String walStatus, long lagBytes, Duration lag) {
+
+        public enum State {
+            /** No slot of that name: nothing streams the outbox, and nothing is deleted from it. */
+            MISSING,
+            /** The slot belongs to another database: it does not stream this outbox. */
+            OTHER_DATABASE,
+            /** PostgreSQL invalidated it ({@code wal_status = 'lost'}): the WAL it needed is gone. */
+            LOST,
+            /** It exists, and no walsender streams it. */
+            INACTIVE,
+            /** A walsender streams it. */
+            STREAMING
+        }
+
+        public boolean active() {
+            return state == State.STREAMING;
+        }
+
+        /**
+         * Why the outbox is not being relayed through this slot, naming the fix; {@code null} while it streams and
+         * has confirmed a watermark taken within {@code maxLag}.
+         */
+        public String problem(Duration maxLag) {
+            return switch (state) {
+                case MISSING -> "replication slot " + name + " does not exist, so nothing relays the outbox and "
+                        + "nothing is deleted from it; the CDC relay's leader creates it, or, with Kafka Connect, the "
+                        + "Debezium connector whose slot.name is " + name;
+                case OTHER_DATABASE -> "replication slot " + name + " belongs to database " + database + ", not this "
+                        + "one; give this service's relay a slot of its own";
+                case LOST -> "replication slot " + name + " was invalidated by PostgreSQL (wal_status lost: the WAL it "
+                        + "needed was removed, e.g. past max_slot_wal_keep_size); nothing is deleted from the outbox "
+                        + "until it is created anew, and then every row it did not confirm is published again";
+                case INACTIVE -> "no relay streams replication slot " + name + " (" + lagBytes + " bytes of WAL "
+                        + "behind); nothing is deleted from the outbox meanwhile";
+                case STREAMING -> lag != null && lag.compareTo(maxLag) > 0 ? "replication slot " + name + " has "
+                        + "confirmed nothing for " + lag.toSeconds() + " s while the WAL grew (" + lagBytes
+                        + " bytes behind, more than " + maxLag.toSeconds() + " s): its relay is stuck or paused" : null;
+            };
+        }
     }
 }

@@ -67,31 +67,9 @@ public final class RetentionRule {
             """;
 
     /**
-     * Outbox rows appended longer ago than the retention, published or not: with an external relay (Kafka Connect
-     * reading the WAL), which marks nothing. Oldest first, from the pending index. Same parameters.
-     */
-    static final String APPENDED_DUE = """
-            DELETE FROM outbox_event WHERE id IN (
-                SELECT id FROM outbox_event
-                WHERE published_at IS NULL AND parked_at IS NULL
-                  AND created_at <= statement_timestamp() - CAST(? AS bigint) * interval '1 millisecond'
-                ORDER BY seq
-                LIMIT ?
-                FOR UPDATE SKIP LOCKED)
-            """;
-
-    static final String APPENDED_OVERDUE = """
-            WITH due AS (SELECT statement_timestamp() - CAST(? AS bigint) * interval '1 millisecond' AS before),
-            oldest AS (SELECT created_at FROM outbox_event WHERE published_at IS NULL AND parked_at IS NULL
-                       ORDER BY seq LIMIT 1)
-            SELECT COALESCE((SELECT CAST(EXTRACT(EPOCH FROM (SELECT before FROM due) - created_at) * 1000 AS bigint)
-                             FROM oldest WHERE created_at <= (SELECT before FROM due)), 0)
-            """;
-
-    /**
-     * How long outbox rows are kept by default ({@code once.outbox.relay.retention}): not at all. An embedded relay
-     * deletes a row once Kafka acknowledged it; with an external relay the sweep deletes rows as it meets them, since
-     * the connector reads the inserts from the WAL, not from the table.
+     * How long outbox rows are kept by default ({@code once.outbox.relay.retention}): not at all. The polling relay
+     * deletes a row once Kafka acknowledged it; with a relay that reads the WAL (the CDC relay, or Kafka Connect), a
+     * row is deleted once the relay's replication slot has confirmed it ({@link dev.once.outbox.SlotWatermarks}).
      */
     public static final Duration OUTBOX_RETENTION = Duration.ZERO;
 
@@ -122,21 +100,13 @@ public final class RetentionRule {
     }
 
     /**
-     * {@code outbox_event}: rows published longer ago than {@code retention} ({@code once.outbox.relay.retention}).
-     * With a retention of zero the relay deletes rows as it publishes them, and this rule removes rows a former,
-     * longer retention had kept.
+     * {@code outbox_event}: rows published longer ago than {@code retention} ({@code once.outbox.relay.retention}),
+     * as the polling relay marks them once Kafka acknowledged them, or {@link dev.once.outbox.SlotWatermarks} once the
+     * replication slot confirmed them. With a retention of zero they are deleted instead of marked, and this rule
+     * removes rows a former, longer retention had kept. Pending and parked rows are never due.
      */
     public static RetentionRule publishedOutboxEvents(Duration retention) {
         return new RetentionRule("outbox_event", PUBLISHED_DUE, PUBLISHED_OVERDUE, retention);
-    }
-
-    /**
-     * {@code outbox_event} when an external relay publishes it ({@code once.outbox.relay.mode=external}: Kafka Connect
-     * reading the WAL): rows appended longer ago than {@code retention}, since nothing marks them published. Deleting
-     * a row does not take its insert out of the WAL: the connector's slot keeps it until the connector has read it.
-     */
-    public static RetentionRule appendedOutboxEvents(Duration retention) {
-        return new RetentionRule("outbox_event", APPENDED_DUE, APPENDED_OVERDUE, retention);
     }
 
     /** The table this rule sweeps; metrics and health are tagged with it. */

@@ -1,5 +1,6 @@
 package dev.once.retention;
 
+import dev.once.loop.Rounds;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -10,8 +11,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,28 +23,26 @@ import org.slf4j.LoggerFactory;
  * holds. Every instance then measures how long the oldest due row has waited ({@link #status()}), so that each one's
  * health and metrics tell whether the sweep keeps up, whichever instance sweeps.
  *
- * <p>The lock is a session lock on the connection the round runs on, one per rule and schema, so several instances
- * and several services sharing a database never sweep one table twice at a time, and a pooler must keep sessions
- * (not PgBouncer's transaction mode). Decisions use the database clock. Thread-safe.
+ * <p>The lock is a transaction lock that each batch takes with its delete, one per rule and schema, so several
+ * instances and several services sharing a database never sweep one table twice at a time, also behind a pooler in
+ * transaction mode (PgBouncer's). Decisions use the database clock. Thread-safe.
  */
 public final class RetentionSweeper implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(RetentionSweeper.class);
 
-    /** The advisory-lock namespace of the sweep (first key of {@code pg_try_advisory_lock(int, int)}). */
+    /** The advisory-lock namespace of the sweep (first key of {@code pg_try_advisory_xact_lock(int, int)}). */
     static final int LOCK_SPACE = 0x0CE0_0003;
 
-    static final String TRY_LOCK = "SELECT pg_try_advisory_lock(?, hashtext(current_schema() || '.' || ?))";
-    static final String UNLOCK = "SELECT pg_advisory_unlock(?, hashtext(current_schema() || '.' || ?))";
+    /** Taken by each batch's transaction before its delete; another instance's batch under way skips the rule. */
+    static final String TRY_LOCK = "SELECT pg_try_advisory_xact_lock(?, hashtext(current_schema() || '.' || ?))";
 
     private final DataSource dataSource;
     private final RetentionOptions options;
     private final List<RetentionRule> rules;
     private final RetentionListener listener;
     private final Map<String, TableStatus> status = new ConcurrentHashMap<>();
-    private volatile boolean running;
-    private volatile boolean closed;
-    private Thread thread;
+    private final Rounds rounds;
 
     public RetentionSweeper(DataSource dataSource, RetentionOptions options, List<RetentionRule> rules,
                             RetentionListener listener) {
@@ -56,17 +53,12 @@ public final class RetentionSweeper implements AutoCloseable {
         this.options = options;
         this.rules = List.copyOf(rules);
         this.listener = listener;
+        this.rounds = new Rounds("once-retention", options.interval(), this::sweep);
     }
 
     /** Sweeps on a daemon thread of its own, a round every {@link RetentionOptions#interval()}, the first at once. */
-    public synchronized void start() {
-        if (running || closed) {
-            return;
-        }
-        running = true;
-        thread = new Thread(this::loop, "once-retention");
-        thread.setDaemon(true);
-        thread.start();
+    public void start() {
+        rounds.start();
     }
 
     /**
@@ -78,8 +70,8 @@ public final class RetentionSweeper implements AutoCloseable {
         Map<String, Long> deleted = new LinkedHashMap<>();
         for (RetentionRule rule : rules) {
             try (Connection connection = dataSource.getConnection()) {
-                connection.setAutoCommit(true);
                 long rows = lockAndSweep(connection, rule);
+                connection.setAutoCommit(true);
                 Duration overdue = Duration.ofMillis(Math.max(0, overdueMillis(connection, rule)));
                 deleted.put(rule.table(), rows);
                 status.put(rule.table(), new TableStatus(rule.table(), overdue, rows, Instant.now(), null));
@@ -108,36 +100,41 @@ public final class RetentionSweeper implements AutoCloseable {
         return rules;
     }
 
-    private void loop() {
-        while (running) {
-            sweep();
-            LockSupport.parkNanos(options.interval().toNanos());
-        }
-    }
-
-    /** Deletes what is due while this connection holds the rule's lock; 0 when another session sweeps the table. */
+    /**
+     * Deletes what is due, one batch per transaction, each holding the rule's lock; stops when another instance holds
+     * it (that one sweeps the table) or nothing more is due.
+     */
     private long lockAndSweep(Connection connection, RetentionRule rule) throws SQLException {
-        if (!advisory(connection, TRY_LOCK, rule)) {
-            return 0;
-        }
-        try (PreparedStatement delete = connection.prepareStatement(rule.deleteDue())) {
+        connection.setAutoCommit(false);
+        try (PreparedStatement lock = connection.prepareStatement(TRY_LOCK);
+             PreparedStatement delete = connection.prepareStatement(rule.deleteDue())) {
             long total = 0;
             int rows;
             do {
+                lock.setInt(1, LOCK_SPACE);
+                lock.setString(2, rule.table());
+                try (ResultSet rs = lock.executeQuery()) {
+                    if (!rs.next() || !rs.getBoolean(1)) {
+                        connection.rollback();
+                        return total;
+                    }
+                }
                 delete.setLong(1, rule.period().toMillis());
                 delete.setInt(2, options.batchSize());
                 rows = delete.executeUpdate();
+                connection.commit();
                 total += rows;
                 if (rows > 0) {
                     listener.swept(rule.table(), rows);
                 }
                 if (rows == options.batchSize() && !options.pause().isZero()) {
-                    LockSupport.parkNanos(options.pause().toNanos());
+                    rounds.pause(options.pause());
                 }
-            } while (rows == options.batchSize() && !closed);
+            } while (rows == options.batchSize() && !rounds.closing());
             return total;
-        } finally {
-            advisory(connection, UNLOCK, rule);
+        } catch (SQLException | RuntimeException e) {
+            connection.rollback();
+            throw e;
         }
     }
 
@@ -151,33 +148,10 @@ public final class RetentionSweeper implements AutoCloseable {
         }
     }
 
-    private static boolean advisory(Connection connection, String sql, RetentionRule rule) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement(sql)) {
-            statement.setInt(1, LOCK_SPACE);
-            statement.setString(2, rule.table());
-            try (ResultSet rs = statement.executeQuery()) {
-                return rs.next() && rs.getBoolean(1);
-            }
-        }
-    }
-
     /** Stops the sweeping thread, letting a batch under way finish; waits up to 30 seconds. */
     @Override
     public void close() {
-        Thread current;
-        synchronized (this) {
-            closed = true;
-            running = false;
-            current = thread;
-        }
-        if (current != null) {
-            LockSupport.unpark(current);
-            try {
-                current.join(TimeUnit.SECONDS.toMillis(30));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        rounds.close();
     }
 
     /**

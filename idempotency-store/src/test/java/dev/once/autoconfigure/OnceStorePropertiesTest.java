@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.once.idempotency.IdempotencyDefaults;
 import dev.once.idempotency.IdempotencyStoreOptions;
+import dev.once.outbox.SlotWatermarks;
 import dev.once.retention.RetentionOptions;
 import dev.once.retention.RetentionRule;
 import org.junit.jupiter.api.Test;
@@ -27,5 +28,12 @@ class OnceStorePropertiesTest {
         assertThat(properties.toOptions()).isEqualTo(RetentionOptions.ofDefaults());
         assertThat(properties.getGrace()).isEqualTo(RetentionRule.GRACE);
         assertThat(properties.isEnabled()).isTrue();
+    }
+
+    @Test
+    void slot_property_defaults_are_the_library_constants() {
+        assertThat(new OnceSlotProperties().toOptions(RetentionRule.OUTBOX_RETENTION))
+                .isEqualTo(SlotWatermarks.Options.ofDefaults());
+        assertThat(new OnceExternalRelayProperties().getSlotName()).as("required in mode external").isEmpty();
     }
 }

@@ -154,13 +154,15 @@ class RetentionSweeperIT {
                 RetentionListener.NONE);
 
         try (Connection sweeping = db.dataSource().getConnection()) {
-            holdLock(sweeping, "idempotency_record"); // another instance is in its round of idempotency_record
+            sweeping.setAutoCommit(false);
+            holdLock(sweeping, "idempotency_record"); // another instance is in a batch of idempotency_record
 
             assertThat(other.sweep()).as("the outbox rule has a lock of its own")
                     .containsExactly(Map.entry("idempotency_record", 0L), Map.entry("outbox_event", 2L));
             assertThat(keys()).hasSize(6);
             assertThat(other.status().get(0).overdue()).isBetween(Duration.ofMinutes(119), Duration.ofMinutes(121));
-            sweeping.createStatement().execute("SELECT pg_advisory_unlock_all()"); // its round ends; the session goes back to the pool
+            sweeping.rollback(); // its batch ends, and its transaction's lock with it
+            sweeping.setAutoCommit(true);
         }
 
         assertThat(other.sweep()).containsEntry("idempotency_record", 6L);

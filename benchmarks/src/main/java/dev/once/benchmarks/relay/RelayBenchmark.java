@@ -78,9 +78,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * decoding thread spent per event and, on Linux, the share of the burst it was runnable but on no core;
  * {@code --timeline} prints each burst every 200 ms. With {@code --checkpoint}, a
  * {@code CHECKPOINT} starts when half of each burst is committed (the role needs {@code pg_checkpoint}), as one
- * started by WAL volume would: PostgreSQL keeps writes waiting while it writes out its dirty pages. Relay
- * {@code cdc-sequential} is the CDC relay waiting for each batch's bookkeeping before the next batch
- * ({@code aheadOfBookkeeping} 0), beside {@code cdc}, which publishes up to four batches ahead of it.
+ * started by WAL volume would: PostgreSQL keeps writes waiting while it writes out its dirty pages.
  * Before them, the CDC relay runs once with Kafka taken out (a transport that acknowledges at once): the floor of
  * Debezium's decoding and the relay's bookkeeping; and Debezium's engine runs alone, with a handler that counts
  * ({@code --no-floor} skips both). Both floors can also be listed in {@code --relays} ({@code cdc-floor},
@@ -237,8 +235,7 @@ public final class RelayBenchmark {
             RelayOptions options = RelayOptions.ofDefaults().withBatchSize(o.batch()).withWorkers(o.workers());
             OutboxRelay relay = kind.startsWith("cdc")
                     ? new CdcRelay("bench", ds, CdcSettings.of(server.jdbcUrl(), server.username(), server.password(), schema)
-                            .withSlot(slot, slot).withAheadOfBookkeeping(kind.equals("cdc-sequential") ? 0
-                                    : CdcSettings.AHEAD_OF_BOOKKEEPING), transport, options, listener)
+                            .withSlot(slot, slot), transport, options, listener)
                     : new PollingRelay("bench", ds, transport, options, listener);
             JdbcTemplate jdbc = new JdbcTemplate(ds);
             try (relay; transport) {

@@ -66,16 +66,17 @@ class KafkaConnectRelayIT {
         // Spring Data proxies must come from the application's
         Thread.currentThread().setContextClassLoader(application);
         instances = new ServiceInstances(db, dataDir);
+        slot = ("connect_" + db.schema()).toLowerCase();
         ConfigurableApplicationContext service = instances.start(List.of(
                 "spring.kafka.bootstrap-servers=" + connect.kafka().bootstrapServers(),
-                "once.outbox.relay.mode=external",
+                "once.outbox.relay.mode=external", "once.outbox.relay.external.slot-name=" + slot,
                 // the ring the connector signs with, beside the service's own key
                 TestSigning.PROPERTY, "once.outbox.signing.current-key=" + TestSigning.KEY_ID));
         http = new Http(ServiceInstances.baseOf(service));
-        slot = ("connect_" + db.schema()).toLowerCase();
         jdbc.execute(ShippedConnector.publication(db.schema(), slot));
-        connect.configureConnector("once-reference", ShippedConnector.config(db.server(), db.schema(), slot,
-                instances.topicPrefix()));
+        Map<String, String> config = ShippedConnector.config(db.server(), db.schema(), slot, instances.topicPrefix());
+        ShippedConnector.createHeartbeatTopic(connect, config);
+        connect.configureConnector("once-reference", config);
         connect.assertions().assertConnectorAndAtLeastNumTasksAreRunning("once-reference", 1, "the connector did not start");
         await().atMost(Duration.ofSeconds(60)).until(() -> Boolean.TRUE.equals(jdbc.queryForObject(
                 "SELECT count(*) > 0 FROM pg_replication_slots WHERE slot_name = ? AND active", Boolean.class, slot)));

@@ -22,9 +22,13 @@ import org.apache.kafka.connect.transforms.Transformation;
 /**
  * A Kafka Connect single message transform that turns Debezium's change event of an {@code outbox_event} insert into
  * exactly the record Once's own relays publish ({@link OutboxRecords}: the same topic routing, key, value bytes and
- * headers, signature included), and drops every other record (updates, deletes, heartbeats). Run it on the Debezium
- * PostgreSQL connector with {@code key.converter=StringConverter} and the {@code ByteArrayConverter} as value and header
- * converter (the connector configuration shipped beside it), so that the bytes reach Kafka as they are.
+ * headers, signature included). Debezium's heartbeats go on to their own topic ({@code __debezium-heartbeat.<topic.prefix>}),
+ * as a key and no value: Connect stores the offsets of the records it sends, not of those a transform drops, and
+ * Debezium moves the replication slot only to stored offsets, so without them a quiet outbox would hold the slot, and
+ * the WAL, where its last event left it. Every other record (updates, deletes, the heartbeat's logical messages) is
+ * dropped. Run it on the Debezium PostgreSQL connector with {@code key.converter=StringConverter} and the
+ * {@code ByteArrayConverter} as value and header converter (the connector configuration shipped beside it), so that
+ * the bytes reach Kafka as they are.
  *
  * <p>Settings, prefixed {@code transforms.<name>.} in the connector's configuration:
  * <ul>
@@ -43,6 +47,9 @@ public final class OnceOutboxTransform<R extends ConnectRecord<R>> implements Tr
     public static final String SIGNING_KEY_PREFIX = "signing.key.";
     public static final String SIGNING_CURRENT_KEY = "signing.current-key";
     public static final String SIGNING_MODE = "signing.mode";
+
+    /** The name Debezium gives the value schema of its heartbeat records (after its own name adjustment). */
+    static final String HEARTBEAT_SCHEMA = "io.debezium.connector.common.Heartbeat";
 
     private static final ConfigDef CONFIG = new ConfigDef()
             .define(TOPIC_PREFIX, ConfigDef.Type.STRING, WireFormat.DEFAULT_TOPIC_PREFIX, ConfigDef.Importance.HIGH,
@@ -100,9 +107,15 @@ public final class OnceOutboxTransform<R extends ConnectRecord<R>> implements Tr
 
     @Override
     public R apply(R record) {
+        if (heartbeat(record)) { // sent, so that Connect stores its offset, which moves the slot
+            return record.newRecord(record.topic(), record.kafkaPartition(), Schema.OPTIONAL_STRING_SCHEMA,
+                    record.key() instanceof org.apache.kafka.connect.data.Struct key
+                            ? String.valueOf(key.get(key.schema().fields().get(0))) : null,
+                    Schema.OPTIONAL_BYTES_SCHEMA, null, record.timestamp(), new ConnectHeaders());
+        }
         OutboxMessage message = OutboxChangeEvents.toMessage(record.value());
         if (message == null) {
-            return null; // updates, deletes, heartbeats: nothing to publish (their offsets still commit)
+            return null; // updates, deletes, logical messages: nothing to publish
         }
         ProducerRecord<String, byte[]> published = OutboxRecords.toRecord(message, router, signing);
         ConnectHeaders headers = new ConnectHeaders();
@@ -111,6 +124,11 @@ public final class OnceOutboxTransform<R extends ConnectRecord<R>> implements Tr
         }
         return record.newRecord(published.topic(), null, Schema.STRING_SCHEMA, published.key(),
                 Schema.BYTES_SCHEMA, published.value(), record.timestamp(), headers);
+    }
+
+    private static boolean heartbeat(ConnectRecord<?> record) {
+        Schema schema = record.valueSchema();
+        return schema != null && schema.name() != null && schema.name().endsWith(HEARTBEAT_SCHEMA);
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.once.connect;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.once.idempotency.OnceMigrations;
+import dev.once.outbox.SlotWatermarks;
 import dev.once.relay.KafkaTransport;
 import dev.once.relay.OutboxRelay;
 import dev.once.relay.RelayListener;
@@ -9,10 +10,6 @@ import dev.once.relay.RelayOptions;
 import dev.once.relay.TopicRouter;
 import dev.once.relay.cdc.CdcRelay;
 import dev.once.relay.cdc.CdcSettings;
-import dev.once.retention.RetentionListener;
-import dev.once.retention.RetentionOptions;
-import dev.once.retention.RetentionRule;
-import dev.once.retention.RetentionSweeper;
 import dev.once.test.Paced;
 import dev.once.test.PostgresServer;
 import dev.once.test.ReplicationCleanup;
@@ -134,13 +131,13 @@ public final class ConnectBenchmark {
         JdbcTemplate jdbc = new JdbcTemplate(ds);
         jdbc.execute(ShippedConnector.publication(schema, slot));
         String name = "bench-" + prefix;
-        // once.outbox.relay.mode=external: the service's sweep deletes rows by age (the default, at the next sweep,
-        // every second here), as the embedded relay deletes what it published
-        try (RetentionSweeper sweeper = new RetentionSweeper(ds, RetentionOptions.ofDefaults().withInterval(
-                Duration.ofSeconds(1)), List.of(RetentionRule.appendedOutboxEvents(RetentionRule.OUTBOX_RETENTION)),
-                RetentionListener.NONE)) {
+        // once.outbox.relay.mode=external: the service's watermarks delete rows once the connector's slot confirmed
+        // them, as the embedded relay's do
+        try (SlotWatermarks sweeper = new SlotWatermarks(ds, slot, SlotWatermarks.Options.ofDefaults())) {
             sweeper.start();
-            connect.configureConnector(name, ShippedConnector.config(server, schema, slot, prefix));
+            Map<String, String> config = ShippedConnector.config(server, schema, slot, prefix);
+            ShippedConnector.createHeartbeatTopic(connect, config);
+            connect.configureConnector(name, config);
             connect.assertions().assertConnectorAndAtLeastNumTasksAreRunning(name, 1, "the connector did not start");
             awaitSlotActive(jdbc, slot);
             return measure(connect, jdbc, topic, rows, rate, seconds);

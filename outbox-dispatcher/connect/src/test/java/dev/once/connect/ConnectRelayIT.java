@@ -9,22 +9,19 @@ import dev.once.dispatch.HandlerRegistration;
 import dev.once.dispatch.KafkaEventDispatcher;
 import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.IdempotencyStore;
-import dev.once.idempotency.OnceMigrations;
 import dev.once.outbox.OutboxEvent;
 import dev.once.outbox.OutboxWriter;
+import dev.once.outbox.SlotWatermarks;
+import dev.once.relay.EventTransport;
 import dev.once.relay.KafkaTransport;
 import dev.once.relay.OutboxRelay;
+import dev.once.relay.RelayContractIT;
 import dev.once.relay.RelayListener;
 import dev.once.relay.RelayOptions;
 import dev.once.relay.TopicRouter;
 import dev.once.relay.cdc.CdcRelay;
 import dev.once.relay.cdc.CdcSettings;
-import dev.once.retention.RetentionListener;
-import dev.once.retention.RetentionOptions;
-import dev.once.retention.RetentionRule;
-import dev.once.retention.RetentionSweeper;
 import dev.once.test.ReplicationCleanup;
-import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
 import dev.once.test.TestSigning;
 import dev.once.wire.RecordSigning;
@@ -51,23 +48,21 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.connect.util.clusters.EmbeddedConnectCluster;
 import org.apache.kafka.connect.util.clusters.WorkerHandle;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The outbox relayed by a real Kafka Connect cluster (two workers in-process, the Debezium PostgreSQL connector with
- * Once's transform, configured by the connector configuration shipped in this module), against a real PostgreSQL:
- * record for record what the embedded CDC relay publishes, in order per aggregate, and handled exactly once by Once's
+ * Once's transform, configured by the connector configuration shipped in this module), against a real PostgreSQL: the
+ * relay contract every relay keeps, with the service's watermarks deciding when rows leave ({@link ConnectorRelay});
+ * record for record what the embedded CDC relay publishes, in order per aggregate; and handled exactly once by Once's
  * dispatcher when the worker running the task is removed mid-stream.
  */
-class ConnectRelayIT {
-
-    @RegisterExtension
-    static final TestDatabase db = TestDatabase.create().poolSize(6);
+class ConnectRelayIT extends RelayContractIT {
 
     static final RecordSigning SIGNING = RecordSigning.require(
             SigningKeys.of(Map.of(TestSigning.KEY_ID, TestSigning.SECRET), null));
@@ -78,10 +73,40 @@ class ConnectRelayIT {
     static OutboxWriter writer;
     static TransactionTemplate tx;
     static final List<String[]> slots = new ArrayList<>();
+    final List<ConnectorRelay> connectors = new ArrayList<>();
+
+    @Override
+    protected String bootstrapServers() {
+        return connect.kafka().bootstrapServers();
+    }
+
+    @Override
+    protected void createTopic(String topic, int partitions) {
+        connect.kafka().createTopic(topic, partitions);
+    }
+
+    /** The contract's relay: one connector per test, whose name and slot a restarted one shares. */
+    @Override
+    protected OutboxRelay newRelay(String name, EventTransport transport, RelayOptions options) {
+        transport.close(); // Connect's worker holds the producer
+        ConnectorRelay relay = new ConnectorRelay(connect, db.dataSource(), db.server(), db.schema(), "once-" + prefix,
+                "contract_" + prefix, prefix, SlotWatermarks.Options.ofDefaults().withInterval(Duration.ofMillis(200))
+                .withRetention(options.retention()), Map.of("heartbeat.interval.ms", "500",
+                "transforms.once.signing.current-key", SIGNING_KEY_ID,
+                "transforms.once.signing.key." + SIGNING_KEY_ID, SIGNING_SECRET));
+        connectors.add(relay);
+        return relay;
+    }
+
+    @AfterEach
+    void dropContractSlot() {
+        stopRelays();
+        connectors.stream().findFirst().ifPresent(ConnectorRelay::dropSlot);
+        connectors.clear();
+    }
 
     @BeforeAll
     static void start() {
-        OnceMigrations.migrate(db.dataSource());
         jdbc = new JdbcTemplate(db.dataSource());
         writer = OutboxWriter.create(db.dataSource());
         tx = new TransactionTemplate(new DataSourceTransactionManager(db.dataSource()));
@@ -212,13 +237,11 @@ class ConnectRelayIT {
                         skipped.incrementAndGet();
                     }
                 });
-        // once.outbox.relay.mode=external: nothing marks rows published; the service's sweep deletes them by age (here
-        // at once), and the connector still reads every insert from the WAL
+        // once.outbox.relay.mode=external: the service's watermarks delete rows once the connector's slot confirmed them
         try (KafkaEventDispatcher consumers = new KafkaEventDispatcher(cluster.kafka().bootstrapServers(),
                 "handlers-" + prefix, dispatcher, 1, 3, topic);
-             RetentionSweeper sweeper = new RetentionSweeper(db.dataSource(),
-                     RetentionOptions.ofDefaults().withInterval(Duration.ofMillis(200)),
-                     List.of(RetentionRule.appendedOutboxEvents(Duration.ZERO)), RetentionListener.NONE)) {
+             SlotWatermarks sweeper = new SlotWatermarks(db.dataSource(), slotOf(name),
+                     SlotWatermarks.Options.ofDefaults().withInterval(Duration.ofMillis(200)))) {
             consumers.start();
             sweeper.start();
             AtomicLong mostRows = new AtomicLong();
@@ -257,14 +280,19 @@ class ConnectRelayIT {
     static void startConnector(EmbeddedConnectCluster cluster, String name, String prefix, Map<String, String> extra)
             throws Exception {
         jdbc.update("DELETE FROM outbox_event"); // another test's rows: the connector's snapshot would relay them
-        String slot = (name.replace('-', '_') + "_" + db.schema()).toLowerCase();
+        String slot = slotOf(name);
         slots.add(new String[] {slot, slot});
         jdbc.execute(ShippedConnector.publication(db.schema(), slot));
         Map<String, String> config = ShippedConnector.config(db.server(), db.schema(), slot, prefix);
         config.putAll(extra);
+        ShippedConnector.createHeartbeatTopic(cluster, config);
         cluster.configureConnector(name, config);
         cluster.assertions().assertConnectorAndAtLeastNumTasksAreRunning(name, 1, "the connector did not start");
         await().atMost(Duration.ofSeconds(60)).until(() -> slotActive(slot));
+    }
+
+    static String slotOf(String connector) {
+        return (connector.replace('-', '_') + "_" + db.schema()).toLowerCase();
     }
 
     static boolean slotActive(String slot) {

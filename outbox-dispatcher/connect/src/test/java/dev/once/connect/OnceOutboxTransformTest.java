@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.data.SchemaBuilder;
+import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.junit.jupiter.api.Test;
 
@@ -48,8 +51,30 @@ class OnceOutboxTransformTest {
     @Test
     void records_that_are_not_outbox_inserts_are_dropped() {
         OnceOutboxTransform<SourceRecord> transform = configured(Map.of("signing.key.k1", SECRET));
-        SourceRecord heartbeat = new SourceRecord(Map.of(), Map.of(), "__debezium-heartbeat.once", null, "beat");
+        SourceRecord message = new SourceRecord(Map.of(), Map.of(), "once-connect.message", null, "once-heartbeat");
 
-        assertThat(transform.apply(heartbeat)).isNull();
+        assertThat(transform.apply(message)).isNull();
+    }
+
+    /** Connect stores the offsets of records it sends: a heartbeat dropped here would never move the slot. */
+    @Test
+    void debeziums_heartbeats_go_on_to_their_topic_with_their_offset_as_a_key_and_no_value() {
+        OnceOutboxTransform<SourceRecord> transform = configured(Map.of("signing.key.k1", SECRET));
+        Schema keySchema = SchemaBuilder.struct().name("io.debezium.connector.common.ServerNameKey")
+                .field("serverName", Schema.STRING_SCHEMA).build();
+        Schema valueSchema = SchemaBuilder.struct().name("io.debezium.connector.common.Heartbeat")
+                .field("ts_ms", Schema.INT64_SCHEMA).build();
+        Map<String, Object> offset = Map.of("lsn", 42L, "lsn_commit", 40L);
+        SourceRecord heartbeat = new SourceRecord(Map.of("server", "once-connect"), offset,
+                "__debezium-heartbeat.once-connect", 0, keySchema, new Struct(keySchema).put("serverName", "once-connect"),
+                valueSchema, new Struct(valueSchema).put("ts_ms", 1L));
+
+        SourceRecord sent = transform.apply(heartbeat);
+
+        assertThat(sent).isNotNull();
+        assertThat(sent.topic()).isEqualTo("__debezium-heartbeat.once-connect");
+        assertThat(sent.key()).isEqualTo("once-connect");
+        assertThat(sent.value()).isNull();
+        assertThat(sent.sourceOffset()).isEqualTo(offset);
     }
 }

@@ -8,6 +8,9 @@ import java.io.UncheckedIOException;
 import java.net.URI;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.connect.util.clusters.EmbeddedConnectCluster;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -24,9 +27,36 @@ public final class ShippedConnector {
     private ShippedConnector() {
     }
 
-    /** The SQL an operator runs once: the publication the connector reads, limited to Once's two tables. */
+    /**
+     * The SQL an operator runs once as the outbox's owner: the publication the connector reads, limited to the outbox
+     * columns a message is made of, and to inserts.
+     */
     public static String publication(String schema, String slot) {
-        return "CREATE PUBLICATION " + slot + " FOR TABLE " + schema + ".outbox_event, " + schema + ".once_relay_heartbeat";
+        return "CREATE PUBLICATION " + slot + " FOR TABLE " + schema + ".outbox_event (" + MESSAGE_COLUMNS
+                + ") WITH (publish = 'insert')";
+    }
+
+    /** The outbox columns a message is made of, as docs/SCALING.md lists them for the publication. */
+    public static final String MESSAGE_COLUMNS = "id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, "
+            + "event_version, payload, headers, content_type";
+
+    /**
+     * The topic Debezium's heartbeats go to ({@code __debezium-heartbeat.<topic.prefix>}), which an operator creates
+     * with the outbox's topics: the connector creates no topic.
+     */
+    public static String heartbeatTopic(Map<String, String> config) {
+        return "__debezium-heartbeat." + config.get("topic.prefix");
+    }
+
+    /** Creates {@link #heartbeatTopic} on {@code cluster}'s Kafka, unless it exists: compacted, one partition. */
+    public static void createHeartbeatTopic(EmbeddedConnectCluster cluster, Map<String, String> config) {
+        try {
+            cluster.kafka().createTopic(heartbeatTopic(config), 1, 1, Map.of("cleanup.policy", "compact"));
+        } catch (RuntimeException e) {
+            if (!(e.getCause() instanceof ExecutionException failed && failed.getCause() instanceof TopicExistsException)) {
+                throw e;
+            }
+        }
     }
 
     public static Map<String, String> config(PostgresServer server, String schema, String slot, String prefix) {

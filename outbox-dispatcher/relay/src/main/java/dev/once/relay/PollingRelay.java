@@ -1,6 +1,9 @@
 package dev.once.relay;
 
-import dev.once.relay.internal.BackoffLog;
+import dev.once.internal.TransientFailures;
+import dev.once.loop.Backoff;
+import dev.once.loop.RateLimitedLog;
+import dev.once.loop.Waiter;
 import dev.once.relay.internal.OutboxLedger;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -8,9 +11,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -107,12 +107,11 @@ public final class PollingRelay implements OutboxRelay {
     private final RelayListener listener;
     private final OutboxLedger ledger;
     private final String name;
-    private final BackoffLog backoffLog;
+    private final RateLimitedLog problems;
     private volatile boolean verified;
     private volatile RelayState state = new RelayState(RelayState.Status.STOPPED, "not started");
-    private volatile boolean running;
     private final List<Thread> workers = new java.util.ArrayList<>();
-    private CountDownLatch stopped;
+    private Waiter waiter;
 
     public PollingRelay(String name, DataSource dataSource, EventTransport transport, RelayOptions options,
                         RelayListener listener) {
@@ -123,22 +122,22 @@ public final class PollingRelay implements OutboxRelay {
         this.options = options;
         this.listener = listener;
         this.ledger = new OutboxLedger(jdbc, options);
-        this.backoffLog = new BackoffLog(log, "Polling relay " + name);
+        this.problems = new RateLimitedLog(log, "Polling relay " + name);
     }
 
     @Override
     public synchronized void start() {
-        if (running) {
+        if (waiter != null && !waiter.stopped()) {
             return;
         }
-        running = true;
+        Waiter started = new Waiter();
+        waiter = started;
         verified = false;
         state = new RelayState(RelayState.Status.STARTING, "connecting to Kafka");
-        stopped = new CountDownLatch(options.workers());
         workers.clear();
         for (int i = 0; i < options.workers(); i++) {
             boolean verifier = i == 0;
-            Thread worker = new Thread(() -> loop(verifier), "once-polling-relay-" + name + "-" + i);
+            Thread worker = new Thread(() -> loop(verifier, started), "once-polling-relay-" + name + "-" + i);
             worker.setDaemon(true);
             worker.start();
             workers.add(worker);
@@ -176,37 +175,37 @@ public final class PollingRelay implements OutboxRelay {
      * relay's credentials ({@link EventTransport#verify}) while the others wait, so that a relay with nothing to
      * publish does not look healthy when it could publish nothing.
      */
-    private void loop(boolean verifier) {
-        Duration backoff = Duration.ZERO;
+    private void loop(boolean verifier, Waiter waiter) {
+        Backoff backoff = new Backoff(options.backoffMin(), options.backoffMax());
+        Duration pause = Duration.ZERO;
         try {
-            while (running) {
+            while (waiter.pause(pause)) {
                 try {
+                    pause = options.idlePause();
                     if (!verified) {
                         if (!verifier) {
-                            LockSupport.parkNanos(options.idlePause().toNanos());
                             continue;
                         }
                         transport.verify();
                         verified = true;
                     }
                     int taken = relayOnce();
-                    backoff = Duration.ZERO;
+                    backoff.reset();
                     if (state.status() != RelayState.Status.RUNNING) {
                         state = new RelayState(RelayState.Status.RUNNING, "polling");
-                        backoffLog.recovered();
+                        problems.resolved();
                     }
-                    if (taken == 0) {
-                        LockSupport.parkNanos(options.idlePause().toNanos());
-                    }
+                    pause = taken == 0 ? options.idlePause() : Duration.ZERO;
                 } catch (RuntimeException e) {
                     // Kafka or the database is unavailable (or a batch could not be read): keep the worker alive
-                    backoff = OutboxLedger.nextBackoff(backoff, options);
-                    Duration pause = e instanceof KafkaRefusedException && REFUSED_PAUSE.compareTo(backoff) > 0
-                            ? REFUSED_PAUSE : backoff;
+                    Duration next = backoff.next();
+                    pause = e instanceof KafkaRefusedException && REFUSED_PAUSE.compareTo(next) > 0 ? REFUSED_PAUSE : next;
                     state = new RelayState(RelayState.Status.BACKING_OFF, e.getMessage());
-                    backoffLog.backingOff(String.valueOf(e.getMessage()), pause);
+                    problems.report("backs off: " + e.getMessage(), e, e instanceof KafkaRefusedException
+                            ? RateLimitedLog.Kind.MISCONFIGURATION : TransientFailures.isTransient(e)
+                            || e instanceof TransportUnavailableException ? RateLimitedLog.Kind.OUTAGE
+                            : RateLimitedLog.Kind.FAILURE, pause);
                     listener.unavailable(e, pause);
-                    pause(pause);
                 }
             }
             state = new RelayState(RelayState.Status.STOPPED, "stopped");
@@ -214,16 +213,6 @@ public final class PollingRelay implements OutboxRelay {
             state = new RelayState(RelayState.Status.FAILED, e.toString());
             log.error("Polling relay {} failed", name, e);
             listener.failed(e);
-        } finally {
-            stopped.countDown();
-        }
-    }
-
-    /** Waits {@code pause}, or less when the relay stops meanwhile: a pause may be a minute long. */
-    private void pause(Duration pause) {
-        long deadline = System.nanoTime() + pause.toNanos();
-        for (long left = pause.toNanos(); running && left > 0; left = deadline - System.nanoTime()) {
-            LockSupport.parkNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(100)));
         }
     }
 
@@ -243,18 +232,17 @@ public final class PollingRelay implements OutboxRelay {
 
     @Override
     public void close() {
+        List<Thread> stopping;
         synchronized (this) {
-            if (!running) {
+            if (waiter == null || waiter.stopped()) {
                 return;
             }
-            running = false;
+            waiter.stop();
+            stopping = List.copyOf(workers);
         }
-        try {
-            if (!stopped.await(30, TimeUnit.SECONDS)) {
-                workers.forEach(Thread::interrupt);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        for (Thread worker : stopping) {
+            Waiter.join(worker, Duration.ofSeconds(30));
+            worker.interrupt(); // still in a batch after 30 s: Kafka does not answer; the batch rolls back
         }
     }
 }

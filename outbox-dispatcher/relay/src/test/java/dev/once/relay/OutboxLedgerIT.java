@@ -7,6 +7,7 @@ import dev.once.relay.internal.OutboxLedger;
 import dev.once.test.TestDatabase;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
@@ -35,18 +36,26 @@ class OutboxLedgerIT {
     }
 
     @Test
-    void settling_deletes_the_published_rows_and_reports_the_ones_it_could_not_see_yet() {
+    void settling_deletes_the_published_rows_and_reports_the_ones_it_did_not_find() {
         UUID visible = insert();
-        UUID committedLater = UUID.randomUUID(); // published, but its row is not visible to this statement yet
+        UUID gone = UUID.randomUUID();
         OutboxLedger ledger = new OutboxLedger(jdbc, RelayOptions.ofDefaults());
 
-        Set<UUID> notFound = ledger.settle(List.of(visible, committedLater));
+        assertThat(ledger.settle(List.of(visible, gone))).containsExactly(gone);
+        assertThat(pending()).isZero();
+    }
 
-        assertThat(notFound).containsExactly(committedLater);
-        assertThat(pending()).isZero();
-        insert(committedLater);
-        assertThat(ledger.settle(notFound)).as("settled with a later batch").isEmpty();
-        assertThat(pending()).isZero();
+    @Test
+    void a_row_is_parked_once_with_the_reason_it_was_parked_for_first_and_a_row_not_found_is_reported() {
+        UUID refused = insert();
+        UUID notYetVisible = UUID.randomUUID();
+        OutboxLedger ledger = new OutboxLedger(jdbc, RelayOptions.ofDefaults());
+
+        assertThat(ledger.park(Map.of(refused, "RecordTooLargeException", notYetVisible, OutboxLedger.behind("order/o-1"))))
+                .containsExactly(notYetVisible);
+        assertThat(ledger.park(Map.of(refused, OutboxLedger.behind("order/o-1")))).as("parked already: found").isEmpty();
+        assertThat(jdbc.queryForObject("SELECT park_reason FROM outbox_event WHERE id = ?", String.class, refused))
+                .isEqualTo("RecordTooLargeException");
     }
 
     @Test

@@ -16,7 +16,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.junit.jupiter.api.Test;
 
 /** The relay contract for the polling relay, plus what only it does: several instances side by side. */
-class PollingRelayIT extends RelayContractIT {
+class PollingRelayIT extends EmbeddedRelayContractIT {
 
     @Override
     protected OutboxRelay newRelay(String name, EventTransport transport, RelayOptions options) {

@@ -2,22 +2,36 @@ package dev.once.relay.cdc;
 
 import dev.once.OnceConfigurationException;
 import dev.once.relay.cdc.internal.PostgresCoordinates;
+import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Objects;
+import java.util.Properties;
 import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * What the CDC relay checks with plain SQL when it becomes leader, before Debezium starts: each misconfiguration that
  * would otherwise surface as a Debezium stack trace on every attempt becomes one {@link OnceConfigurationException}
- * that names the fix. It also creates the publication when it is missing ({@link CdcPublication}). Runs on a
+ * that names the fix. It also creates the publication when it is missing ({@link CdcPublication}), and drops a slot
+ * that PostgreSQL invalidated, so that Debezium creates it anew and publishes every row not yet confirmed. Runs on a
  * connection of the role Debezium connects as.
  */
 final class CdcPreflight {
 
+    private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
+
     static final String WAL_LEVEL = "SELECT current_setting('wal_level')";
+    static final String SERVER_VERSION = "SELECT current_setting('server_version_num')::int";
+    /**
+     * PostgreSQL 14: pgoutput decodes logical messages, which the heartbeat writes ({@code pg_logical_emit_message}),
+     * so that a quiet outbox moves the slot without the relay's role writing to any table.
+     */
+    static final int MIN_VERSION = 140_000;
     /**
      * The role Debezium connects as, quoted for SQL, and whether PostgreSQL lets it open a replication connection:
      * with REPLICATION or SUPERUSER, or, on Amazon RDS, as a member of {@code rds_replication} (how RDS grants it).
@@ -28,8 +42,13 @@ final class CdcPreflight {
             FROM pg_roles r WHERE r.rolname = current_user
             """;
     static final String DATABASE = "SELECT current_database()";
-    /** The slot's type and database; a physical slot has none. */
-    static final String SLOT = "SELECT slot_type, database FROM pg_replication_slots WHERE slot_name = ?";
+    /** The slot's type, database and WAL status; a physical slot has no database. */
+    static final String SLOT = "SELECT slot_type, database, wal_status FROM pg_replication_slots WHERE slot_name = ?";
+    /** Drops a slot PostgreSQL invalidated; an active one (a walsender still holds it) is refused. */
+    static final String DROP_LOST = """
+            SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
+            WHERE slot_name = ? AND wal_status = 'lost'
+            """;
     static final String SLOTS = """
             SELECT slot_name, slot_type, database, active FROM pg_replication_slots ORDER BY slot_name
             """;
@@ -38,6 +57,12 @@ final class CdcPreflight {
     static final String INSUFFICIENT_PRIVILEGE = "42501";
     /** How many of the slots that fill {@code max_replication_slots} a message names. */
     static final int SLOTS_NAMED = 10;
+
+    /**
+     * A pooler's refusal of a startup parameter it does not pass on ({@code protocol_violation}): PgBouncer refuses
+     * {@code replication} so.
+     */
+    static final String PROTOCOL_VIOLATION = "08P01";
 
     /** A misconfiguration found; {@code lasting} when only an operator can end it, so that it may fail the start. */
     record Finding(OnceConfigurationException error, boolean lasting) {
@@ -56,9 +81,15 @@ final class CdcPreflight {
      * slot, the publication); null when Debezium may start.
      */
     Finding check() {
+        PostgresCoordinates at = PostgresCoordinates.fromJdbcUrl(settings.jdbcUrl());
+        Integer version = jdbc.queryForObject(SERVER_VERSION, Integer.class);
+        if (version == null || version < MIN_VERSION) {
+            return lasting("PostgreSQL at " + at.host() + ":" + at.port() + " is version " + version + "; the CDC "
+                    + "relay needs 14 or later (pgoutput decodes the heartbeat's logical messages from 14 on)",
+                    "Upgrade PostgreSQL, or set once.outbox.relay.mode=polling");
+        }
         String walLevel = jdbc.queryForObject(WAL_LEVEL, String.class);
         if (!"logical".equals(walLevel)) {
-            PostgresCoordinates at = PostgresCoordinates.fromJdbcUrl(settings.jdbcUrl());
             return lasting("PostgreSQL at " + at.host() + ":" + at.port() + " runs with wal_level = " + walLevel
                     + "; the CDC relay reads the outbox from the write-ahead log by logical decoding, which needs "
                     + "wal_level = logical", "Set wal_level = logical (ALTER SYSTEM SET wal_level = logical, or in "
@@ -78,6 +109,38 @@ final class CdcPreflight {
         return slot != null ? slot : publication(user, database); // last: the only check that changes anything
     }
 
+    /**
+     * Whether the relay's own URL reaches PostgreSQL itself: Debezium's replication connection and the leader's session
+     * lock need that, and a pooler in transaction mode (PgBouncer's) refuses the first and would break the second (the
+     * lock would stay on a pooled server session). Tried with a replication connection before the lock is taken; null
+     * when it opens, or fails for a reason the preflight names.
+     */
+    static Finding throughPooler(CdcSettings settings) {
+        Properties replication = new Properties();
+        if (settings.user() != null) {
+            replication.setProperty("user", settings.user());
+        }
+        if (settings.password() != null) {
+            replication.setProperty("password", settings.password());
+        }
+        replication.setProperty("replication", "database");
+        replication.setProperty("assumeMinServerVersion", "10");
+        replication.setProperty("preferQueryMode", "simple");
+        try (Connection ignored = DriverManager.getConnection(settings.jdbcUrl(), replication)) {
+            return null;
+        } catch (SQLException e) {
+            if (!PROTOCOL_VIOLATION.equals(e.getSQLState())) {
+                return null;
+            }
+            PostgresCoordinates at = PostgresCoordinates.fromJdbcUrl(settings.jdbcUrl());
+            return lasting("The CDC relay's connection to " + at + " refuses replication connections (SQLState "
+                    + PROTOCOL_VIOLATION + ": " + e.getMessage() + "): it goes through a connection pooler, such as "
+                    + "PgBouncer, while Debezium's replication connection and the leader's session lock need "
+                    + "PostgreSQL itself", "Set once.outbox.relay.cdc.connection.url (with username and password) to a "
+                    + "direct jdbc:postgresql:// URL of the server, keeping the application's DataSource on the pooler");
+        }
+    }
+
     private Finding publication(String user, String database) {
         CdcPublication publication = new CdcPublication(jdbc, settings);
         try {
@@ -89,22 +152,27 @@ final class CdcPreflight {
                 throw e;
             }
             String outbox = settings.schema() + ".outbox_event";
-            String beats = settings.schema() + ".once_relay_heartbeat";
             return new Finding(new OnceConfigurationException("The role " + user + " may not create the publication "
                     + settings.publicationName() + " (SQLState 42501, insufficient_privilege): that takes CREATE on "
-                    + "database " + database + " and ownership of " + outbox + " and " + beats, "Create it once as "
-                    + "the tables' owner: " + publication.createStatement() + "; or let the relay create it: GRANT "
-                    + "CREATE ON DATABASE " + database + " TO " + user + "; and ALTER TABLE " + outbox + " OWNER TO "
-                    + user + "; ALTER TABLE " + beats + " OWNER TO " + user + ";", e), true);
+                    + "database " + database + " and ownership of " + outbox, "Create it once as the table's owner: "
+                    + publication.createStatement() + "; or let the relay create it: GRANT CREATE ON DATABASE "
+                    + database + " TO " + user + "; and ALTER TABLE " + outbox + " OWNER TO " + user + ";", e), true);
         }
     }
 
     private Finding slot(String database) {
         String slot = settings.slotName();
-        List<Slot> found = jdbc.query(SLOT, (rs, n) -> new Slot(slot, rs.getString(1), rs.getString(2), false), slot);
+        List<String[]> found = jdbc.query(SLOT, (rs, n) -> new String[] {rs.getString(1), rs.getString(2),
+                rs.getString(3)}, slot);
         if (!found.isEmpty()) {
-            Slot existing = found.get(0);
+            Slot existing = new Slot(slot, found.get(0)[0], found.get(0)[1], false);
             if (database.equals(existing.database()) && "logical".equals(existing.type())) {
+                if ("lost".equals(found.get(0)[2])) {
+                    log.warn("Replication slot {} was invalidated by PostgreSQL (wal_status lost: the WAL it needed was "
+                            + "removed); it is dropped and created anew, and every row it did not confirm is published "
+                            + "again", slot);
+                    jdbc.queryForList(DROP_LOST, slot);
+                }
                 return null;
             }
             String derived = CdcSettings.slotNameFor(database, settings.schema());

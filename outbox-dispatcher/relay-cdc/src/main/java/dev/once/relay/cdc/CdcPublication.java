@@ -6,9 +6,10 @@ import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * The relay's publication: inserts into the outbox and heartbeat tables only (deletes of published rows and the
- * updates that park rows are never streamed back), and from PostgreSQL 15 only the outbox columns a message is made
- * of ({@link #MESSAGE_COLUMNS}). Created when missing, narrowed when found broader.
+ * The relay's publication: inserts into the outbox table only (deletes of published rows and the updates that park
+ * rows are never streamed back), and from PostgreSQL 15 only the columns a message is made of
+ * ({@link #MESSAGE_COLUMNS}). Created when missing, narrowed when found broader. (A publication of an earlier version
+ * also lists the heartbeat table, which nothing writes any more.)
  */
 final class CdcPublication {
 
@@ -19,7 +20,8 @@ final class CdcPublication {
             "SELECT count(*) FROM pg_publication WHERE pubname = ? AND (pubupdate OR pubdelete OR pubtruncate)";
     /**
      * The outbox columns a message is made of. From PostgreSQL 15 the publication lists exactly these, so the
-     * bookkeeping columns (seq, created_at, published_at, parked_at, park_reason) are neither sent nor decoded.
+     * bookkeeping columns (seq, created_at, published_at, parked_at, park_reason, xact_id) are neither sent nor
+     * decoded.
      */
     static final String MESSAGE_COLUMNS = "id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, "
             + "event_version, payload, headers, content_type";
@@ -106,7 +108,6 @@ final class CdcPublication {
 
     String tables() {
         String outbox = settings.schema() + ".outbox_event";
-        return (columnLists ? outbox + " (" + MESSAGE_COLUMNS + ")" : outbox) + ", " + settings.schema()
-                + ".once_relay_heartbeat";
+        return columnLists ? outbox + " (" + MESSAGE_COLUMNS + ")" : outbox;
     }
 }

@@ -6,11 +6,14 @@ import java.time.Duration;
 /**
  * Where and how the CDC relay reads the write-ahead log.
  *
- * @param jdbcUrl the database, as a {@code jdbc:postgresql://} URL (Debezium opens its own replication connection)
+ * @param jdbcUrl the database, as a {@code jdbc:postgresql://} URL: a direct connection, not one through a pooler in
+ *                transaction mode, since Debezium opens a replication connection and the leader holds a session lock
+ *                on it
  * @param schema the schema that holds {@code outbox_event}
  * @param slotName the logical replication slot; one per outbox table, shared by all instances of the service
- * @param publicationName the publication, limited to the outbox and heartbeat tables; created when absent
- * @param heartbeat how often the relay writes its heartbeat row so that a quiet database moves the slot
+ * @param publicationName the publication, limited to the outbox table; created when absent
+ * @param heartbeat how often Debezium writes a heartbeat into the WAL and passes its position on, so that the slot
+ *                  moves on a quiet outbox
  * @param leaderPoll how often a standby tries to become leader, and the leader checks its lock connection
  * @param retryFirst the pause after the relay could not lead (a misconfiguration, an engine failure, a lost
  *                   connection), doubled after every further failure up to {@code retryMax}
@@ -18,23 +21,16 @@ import java.time.Duration;
  * @param failFast whether a misconfiguration that only an operator can fix (wal_level, a missing privilege, the
  *                 publication, a slot of another database), found by the first attempt to lead, fails
  *                 {@link CdcRelay#start()} instead of being retried with the relay's state FAILED
- * @param aheadOfBookkeeping how many engine batches the relay may publish ahead of their bookkeeping (deleting
- *                           or marking the rows Kafka acknowledged): while PostgreSQL keeps writes waiting, as
- *                           during a checkpoint, publishing goes on. The offsets never move past a batch whose
- *                           bookkeeping has not committed, so a crash publishes these batches again. 0 waits for
- *                           each batch's bookkeeping before the next batch.
  */
 public record CdcSettings(String jdbcUrl, String user, String password, String schema, String slotName,
                           String publicationName, Duration heartbeat, Duration leaderPoll, Duration retryFirst,
-                          Duration retryMax, boolean failFast, int aheadOfBookkeeping) {
+                          Duration retryMax, boolean failFast) {
 
     public static final Duration HEARTBEAT = Duration.ofSeconds(10);
     public static final Duration LEADER_POLL = Duration.ofSeconds(1);
     public static final Duration RETRY_FIRST = Duration.ofSeconds(1);
     public static final Duration RETRY_MAX = Duration.ofSeconds(60);
     public static final boolean FAIL_FAST = true;
-    /** Four batches: some half a second of a burst on a small machine, what one checkpoint kept writes waiting here. */
-    public static final int AHEAD_OF_BOOKKEEPING = 4;
 
     public CdcSettings {
         if (retryFirst == null || retryMax == null || retryFirst.isNegative() || retryFirst.isZero()
@@ -51,20 +47,13 @@ public record CdcSettings(String jdbcUrl, String user, String password, String s
         if (schema == null || !schema.matches("[A-Za-z0-9_]{1,63}")) {
             throw new IllegalArgumentException("schema must be a plain identifier, was " + schema);
         }
-        if (aheadOfBookkeeping < 0) {
-            throw new IllegalArgumentException("aheadOfBookkeeping (once.outbox.relay.cdc.ahead-of-bookkeeping) must be"
-                    + " 0 or more, was " + aheadOfBookkeeping);
-        }
     }
 
-    /**
-     * Settings that retry, fail fast and publish ahead of their bookkeeping by default ({@link #RETRY_FIRST},
-     * {@link #RETRY_MAX}, {@link #FAIL_FAST}, {@link #AHEAD_OF_BOOKKEEPING}).
-     */
+    /** Settings that retry and fail fast as by default ({@link #RETRY_FIRST}, {@link #RETRY_MAX}, {@link #FAIL_FAST}). */
     public CdcSettings(String jdbcUrl, String user, String password, String schema, String slotName,
                        String publicationName, Duration heartbeat, Duration leaderPoll) {
         this(jdbcUrl, user, password, schema, slotName, publicationName, heartbeat, leaderPoll, RETRY_FIRST, RETRY_MAX,
-                FAIL_FAST, AHEAD_OF_BOOKKEEPING);
+                FAIL_FAST);
     }
 
     /** Settings with the slot and publication named after the database and schema ({@link #slotNameFor}). */
@@ -88,27 +77,17 @@ public record CdcSettings(String jdbcUrl, String user, String password, String s
 
     public CdcSettings withSlot(String slot, String publication) {
         return new CdcSettings(jdbcUrl, user, password, schema, slot, publication, heartbeat, leaderPoll, retryFirst,
-                retryMax, failFast, aheadOfBookkeeping);
+                retryMax, failFast);
     }
 
     public CdcSettings withTimings(Duration heartbeatEvery, Duration leaderPollEvery) {
         return new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, heartbeatEvery,
-                leaderPollEvery, retryFirst, retryMax, failFast, aheadOfBookkeeping);
-    }
-
-    public CdcSettings withRetry(Duration first, Duration max) {
-        return new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, heartbeat, leaderPoll, first,
-                max, failFast, aheadOfBookkeeping);
+                leaderPollEvery, retryFirst, retryMax, failFast);
     }
 
     public CdcSettings withFailFast(boolean fail) {
         return new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, heartbeat, leaderPoll,
-                retryFirst, retryMax, fail, aheadOfBookkeeping);
-    }
-
-    public CdcSettings withAheadOfBookkeeping(int batches) {
-        return new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, heartbeat, leaderPoll,
-                retryFirst, retryMax, failFast, batches);
+                retryFirst, retryMax, fail);
     }
 
     /** Never the password, nor the URL's parameters, which may carry it: settings end up in logs and test reports. */

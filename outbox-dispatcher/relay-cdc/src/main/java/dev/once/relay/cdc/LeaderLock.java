@@ -7,9 +7,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 
 /**
- * Leadership of one CDC relay: a session-level advisory lock held on a dedicated connection of its own (not a pooled
- * one, whose session would outlive {@code close()}). PostgreSQL releases the lock when that connection ends, so a
- * leader that dies, or loses its database connection, gives way to a standby. Used by one thread.
+ * Leadership of one CDC relay: a session-level advisory lock held on a dedicated connection of its own to PostgreSQL
+ * itself, the relay's own URL (not a pooled one, whose session would outlive {@code close()}, and never through a pooler
+ * in transaction mode, which {@link CdcPreflight#throughPooler} refuses first). PostgreSQL releases the lock when that
+ * connection ends, so a leader that dies, or loses its database connection, gives way to a standby. Used by one
+ * thread.
  */
 final class LeaderLock implements AutoCloseable {
 
@@ -46,6 +48,11 @@ final class LeaderLock implements AutoCloseable {
             }
         }
         return held;
+    }
+
+    /** Whether the lock's connection is open (the lock may be another instance's). */
+    boolean connected() {
+        return connection != null;
     }
 
     /** Whether the lock is still held: its connection answers. */

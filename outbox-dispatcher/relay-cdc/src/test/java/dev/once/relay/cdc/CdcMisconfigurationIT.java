@@ -129,7 +129,7 @@ class CdcMisconfigurationIT {
                 new Case("a publication the role may not create", cluster, noPublication, ownsNothing, List.of(), true,
                         "The role " + ownsNothing + " may not create the publication " + slotOf(noPublication),
                         "SQLState 42501", "CREATE PUBLICATION " + slotOf(noPublication)
-                        + " FOR TABLE public.outbox_event", "public.once_relay_heartbeat WITH (publish = 'insert')",
+                        + " FOR TABLE public.outbox_event", "WITH (publish = 'insert')",
                         "GRANT CREATE ON DATABASE " + noPublication + " TO " + ownsNothing + ";"),
                 new Case("a configured slot of another database", cluster, here, SUPERUSER,
                         List.of("once.outbox.relay.cdc.slot-name=" + foreignSlot), true,

@@ -9,7 +9,7 @@ import dev.once.idempotency.OnceMigrations;
 import dev.once.relay.EventTransport;
 import dev.once.relay.KafkaTransport;
 import dev.once.relay.OutboxRelay;
-import dev.once.relay.RelayContractIT;
+import dev.once.relay.EmbeddedRelayContractIT;
 import dev.once.relay.RelayListener;
 import dev.once.relay.RelayOptions;
 import dev.once.relay.TopicRouter;
@@ -29,7 +29,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -44,7 +46,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /** The relay contract for the Debezium CDC relay, plus leadership, stored offsets and the heartbeat. */
-class CdcRelayIT extends RelayContractIT {
+class CdcRelayIT extends EmbeddedRelayContractIT {
 
     static CdcSettings settings() {
         String slot = ("once_" + db.schema()).toLowerCase();
@@ -80,9 +82,9 @@ class CdcRelayIT extends RelayContractIT {
         try (OutboxTrigger keeping = keepRowsOf(kept)) {
             commitEvents(1, beforeStop);
             OutboxRelay first = started("first");
-            // every other row deleted: Kafka acknowledged each batch and the relay recorded it
+            // every other row deleted: published, and confirmed by the slot
             await().atMost(Duration.ofSeconds(120)).until(() -> pending() == kept);
-            // and the offsets moved past it: they move once a batch's bookkeeping has committed
+            // and the offsets past it, which the slot's confirmation follows
             long recorded = currentLsn();
             await().atMost(Duration.ofSeconds(30)).until(() -> storedLsn() >= recorded);
             first.close();
@@ -123,83 +125,9 @@ class CdcRelayIT extends RelayContractIT {
     }
 
     @Test
-    void while_postgresql_keeps_the_bookkeeping_waiting_publishing_goes_on_and_the_offsets_wait_for_it()
-            throws Exception {
-        String topic = prefix + ".order";
-        started("first");
-        commitEvents(1, 1);
-        await().atMost(Duration.ofSeconds(60)).until(() -> pending() == 0);
-        long before = currentLsn();
-        try (DeletesWaiting waiting = new DeletesWaiting()) {
-            commitEvents(2, 100);
-            consumeUntil(topic, 101);
-            // a later batch: published while the first one's bookkeeping still waits
-            commitEvents(102, 100);
-            assertThat(consumeUntil(topic, 201).distinctEvents()).isEqualTo(201);
-            assertThat(pending()).as("rows whose bookkeeping waits").isEqualTo(200);
-            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5)).until(() -> storedLsn() < before);
-
-            // a stop sends again what was not recorded: the stored offsets lie before it
-            stopRelays();
-            assertThat(storedLsn()).isLessThan(before);
-            started("second");
-            await().atMost(Duration.ofSeconds(60)).until(() -> copiesByN(read(topic, Map.of(), endOffsets(topic)))
-                    .entrySet().stream().filter(e -> e.getKey() > 1 && e.getValue() > 1).count() == 200);
-        }
-        await().atMost(Duration.ofSeconds(60)).until(() -> pending() == 0 && storedLsn() > before);
-    }
-
-    @Test
-    void an_event_behind_one_whose_parking_is_still_being_recorded_waits_behind_it() throws Exception {
-        String topic = prefix + ".big";
-        started("a", Map.of(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 100_000), RelayOptions.ofDefaults());
-        try (DeletesWaiting waiting = new DeletesWaiting()) {
-            // b-1's first event is refused (too large); the bookkeeping that parks it waits
-            commitBlobs(1, "b-1", "x".repeat(200_000), 3, "b-2", "small");
-            consumeUntil(topic, 1);
-            commitBlobs(2, "b-1", "small", 4, "b-2", "small");
-
-            assertThat(consumeUntil(topic, 2).records()).extracting(ConsumerRecord::key).containsOnly("b-2");
-            assertThat(jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE parked_at IS NOT NULL", Long.class))
-                    .as("parked while the bookkeeping waits").isZero();
-        }
-        await().atMost(Duration.ofSeconds(60)).until(() -> jdbc.queryForObject("SELECT count(*) FROM outbox_event"
-                + " WHERE aggregate_id = 'b-1' AND parked_at IS NOT NULL", Long.class) == 2);
-        assertThat(jdbc.queryForList("SELECT park_reason FROM outbox_event WHERE aggregate_id = 'b-1' ORDER BY seq",
-                String.class)).satisfiesExactly(first -> assertThat(first).contains("RecordTooLarge"),
-                second -> assertThat(second).startsWith("waiting behind a parked event"));
-        assertThat(consumeUntil(topic, 2).records()).extracting(ConsumerRecord::key).containsOnly("b-2");
-    }
-
-    @Test
-    void a_published_events_row_the_bookkeeping_missed_is_settled_later_even_when_a_settling_fails_at_its_commit() {
-        String topic = prefix + ".order";
-        started("first");
-        jdbc.execute("CREATE TABLE commit_fails (fail boolean NOT NULL); INSERT INTO commit_fails VALUES (true);"
-                + " CREATE SEQUENCE failed_commits");
-        try (OutboxTrigger failing = new OutboxTrigger("fail_at_commit", "AFTER DELETE", "TRUE",
-                "IF (SELECT fail FROM commit_fails) THEN PERFORM nextval('failed_commits'); RAISE EXCEPTION"
-                        + " 'the commit fails'; END IF; RETURN NULL;", "DEFERRABLE INITIALLY DEFERRED")) {
-            try (OutboxTrigger keeping = keepRowsOf(1)) {
-                commitEvents(1, 1);
-                consumeUntil(topic, 1);
-                // the delete missed the row, as one not visible yet: the relay tries again with the next batches
-                await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(10)).until(() -> pending() == 1);
-            }
-            // the next try deletes it, and its commit fails (nextval is not rolled back): the relay must not forget it
-            await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
-                    "SELECT is_called FROM failed_commits", Boolean.class));
-            jdbc.update("UPDATE commit_fails SET fail = false");
-            await().atMost(Duration.ofSeconds(30)).until(() -> pending() == 0);
-        } finally {
-            jdbc.execute("DROP TABLE IF EXISTS commit_fails; DROP SEQUENCE IF EXISTS failed_commits");
-        }
-    }
-
-    @Test
     void the_offsets_commit_waiting_for_the_disk_even_where_the_relays_connections_commit_without_waiting() {
-        // A deployment may set synchronous_commit = off for its role, its database or its pool. The bookkeeping's
-        // durability rests on the offsets' commit, and the slot moves on once they are saved.
+        // A deployment may set synchronous_commit = off for its role, its database or its pool. The slot moves on once
+        // the offsets are saved: they must not be lost behind it.
         jdbc.execute("CREATE TABLE offset_commits (synchronous_commit text NOT NULL)");
         jdbc.execute("CREATE FUNCTION note_offset_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
                 + " INSERT INTO offset_commits VALUES (current_setting('synchronous_commit')); RETURN NEW; END $$");
@@ -225,51 +153,6 @@ class CdcRelayIT extends RelayContractIT {
         } finally {
             jdbc.execute("DROP TRIGGER IF EXISTS note_offset_commit ON once_relay_offset;"
                     + " DROP FUNCTION IF EXISTS note_offset_commit(); DROP TABLE IF EXISTS offset_commits");
-        }
-    }
-
-    /** Commits two events of aggregate type {@code big} in one transaction, so that they are streamed in one batch. */
-    private void commitBlobs(int n, String aggregate, String blob, int nextN, String nextAggregate, String nextBlob) {
-        jdbc.update("""
-                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,
-                                          event_version, payload)
-                VALUES (gen_random_uuid(), 'acme', 'alice', 'big', ?, 'Blob', 1,
-                        convert_to(jsonb_build_object('n', ?, 'blob', ?)::text, 'UTF8')),
-                       (gen_random_uuid(), 'acme', 'alice', 'big', ?, 'Blob', 1,
-                        convert_to(jsonb_build_object('n', ?, 'blob', ?)::text, 'UTF8'))
-                """, aggregate, n, blob, nextAggregate, nextN, nextBlob);
-    }
-
-    /**
-     * Makes every delete and update of an outbox row (the relay's bookkeeping) wait until closed, as PostgreSQL keeps
-     * writes waiting during a checkpoint; inserts go on.
-     */
-    private final class DeletesWaiting implements AutoCloseable {
-
-        private final long lock = ThreadLocalRandom.current().nextLong(1, Integer.MAX_VALUE);
-        private final Connection holder;
-        private final OutboxTrigger waiting;
-
-        DeletesWaiting() throws SQLException {
-            holder = db.dataSource().getConnection();
-            try {
-                holder.createStatement().execute("SELECT pg_advisory_lock(" + lock + ")");
-                waiting = new OutboxTrigger("wait_for_test", "BEFORE DELETE OR UPDATE", "TRUE",
-                        "PERFORM pg_advisory_xact_lock_shared(" + lock + "); IF TG_OP = 'DELETE' THEN RETURN OLD;"
-                                + " END IF; RETURN NEW;");
-            } catch (SQLException | RuntimeException e) {
-                try (holder) { // a pooled session: its lock, if taken, would outlive the connection's close
-                    holder.createStatement().execute("SELECT pg_advisory_unlock_all()");
-                }
-                throw e;
-            }
-        }
-
-        @Override
-        public void close() throws SQLException {
-            try (holder; waiting) {
-                holder.createStatement().execute("SELECT pg_advisory_unlock(" + lock + ")");
-            }
         }
     }
 
@@ -312,9 +195,8 @@ class CdcRelayIT extends RelayContractIT {
     }
 
     /**
-     * Makes the relay's delete miss the rows of events 1 to {@code last}, as it misses a row whose event it publishes a
-     * moment before the row is visible: such a row stays pending although its event is published, and once the relay
-     * stops it no longer tries to delete it ({@code CdcRelay.settleLater}); until closed.
+     * Keeps the rows of events 1 to {@code last} from being deleted once published, until closed: pending although
+     * their events were published, so that only a new snapshot would publish them again.
      */
     private OutboxTrigger keepRowsOf(int last) {
         return new OutboxTrigger("keep_rows", "BEFORE DELETE",
@@ -479,23 +361,117 @@ class CdcRelayIT extends RelayContractIT {
                 "-out", name + ".crt", "-days", "2", "-extfile", name + ".ext");
     }
 
+    /**
+     * The heartbeat writes a logical message into the WAL, which moves Debezium's position, and the heartbeat record
+     * after it carries that position to the offsets and the slot: no table, no grant.
+     */
     @Test
-    void on_a_quiet_database_the_heartbeat_moves_the_slot_forward() {
+    void on_a_quiet_outbox_the_heartbeat_moves_the_slot_past_the_last_event_and_its_row_leaves() {
         started("quiet");
-        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
-        String slot = settings().slotName();
-        String before = jdbc.queryForObject("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = ?",
-                String.class, slot);
+        commitEvents(1, 1);
+        consumeUntil(prefix + ".order", 1);
+        String written = jdbc.queryForObject("SELECT pg_current_wal_insert_lsn()::text", String.class);
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> !before.equals(jdbc.queryForObject(
-                "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = ?", String.class, slot)));
+        await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject("SELECT confirmed_flush_lsn > CAST(? AS"
+                + " pg_lsn) FROM pg_replication_slots WHERE slot_name = ?", Boolean.class, written, settings().slotName()));
+        await().atMost(Duration.ofSeconds(30)).until(() -> pending() == 0);
+    }
+
+    /**
+     * A row leaves the outbox once the slot has confirmed it, never because its event was published or it is old:
+     * while the relay cannot store its offsets, the slot stays put, and published rows stay pending however many
+     * watermark rounds pass.
+     */
+    @Test
+    void published_rows_stay_while_the_slot_is_held_back_and_leave_once_it_confirms_them() throws Exception {
+        started("held");
+        commitEvents(1, 1);
+        consumeUntil(prefix + ".order", 1);
+        await().atMost(Duration.ofSeconds(30)).until(() -> pending() == 0);
+        try (OffsetsWaiting held = new OffsetsWaiting()) {
+            commitEvents(2, 100);
+            consumeUntil(prefix + ".order", 101);
+            long from = jdbc.queryForObject("SELECT COALESCE(max(id), 0) FROM once_relay_watermark", Long.class);
+            await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject("SELECT count(*) FROM"
+                    + " once_relay_watermark WHERE id > ?", Long.class, from) >= 3);
+            assertThat(pending()).as("published, not confirmed, after three watermark rounds").isEqualTo(100);
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> pending() == 0);
+    }
+
+    /**
+     * The walsender ended and the slot dropped while writers go on, as a failover to a standby without the slot does:
+     * the leader notices, Debezium creates the slot anew with a snapshot of every row not yet confirmed, and every
+     * event arrives.
+     */
+    @Test
+    void a_slot_dropped_under_load_is_created_anew_and_every_event_arrives() throws Exception {
+        started("dropped");
+        String slot = settings().slotName();
+        int events = 6_000;
+        CompletableFuture<Void> writers = CompletableFuture.runAsync(() -> {
+            for (int from = 1; from <= events; from += 100) {
+                commitEvents(from, 100);
+            }
+        });
+        await().atMost(Duration.ofSeconds(60)).until(() -> endOffsets(prefix + ".order").values().stream()
+                .mapToLong(Long::longValue).sum() >= 500);
+        await("slot " + slot + " dropped").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
+                .until(() -> dropped(slot));
+        writers.get(120, TimeUnit.SECONDS);
+
+        Received received = consumeUntil(prefix + ".order", events);
+        assertThat(received.distinctEvents()).isEqualTo(events);
+        System.out.printf("slot dropped under load: %d records for %d events%n", received.records().size(), events);
+        await().atMost(Duration.ofSeconds(60)).until(() -> pending() == 0);
+        assertThat(jdbc.queryForObject("SELECT active FROM pg_replication_slots WHERE slot_name = ?", Boolean.class,
+                slot)).as("created anew, and streamed").isTrue();
+    }
+
+    /** Ends the walsender that streams {@code slot} and drops it; false while a walsender holds it again. */
+    private boolean dropped(String slot) {
+        jdbc.queryForList("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = ?"
+                + " AND active_pid IS NOT NULL", slot);
+        try {
+            jdbc.queryForList("SELECT pg_drop_replication_slot(?)", slot);
+            return true;
+        } catch (org.springframework.dao.DataAccessException e) {
+            return false; // taken again before the drop: the relay reconnected
+        }
+    }
+
+    /** Makes every save of the relay's offsets wait until closed, as a consumer paused before it stores its offsets. */
+    private final class OffsetsWaiting implements AutoCloseable {
+
+        private final long lock = ThreadLocalRandom.current().nextLong(1, Integer.MAX_VALUE);
+        private final Connection holder;
+
+        OffsetsWaiting() throws SQLException {
+            holder = db.dataSource().getConnection();
+            holder.setAutoCommit(false);
+            holder.createStatement().execute("SELECT pg_advisory_xact_lock(" + lock + ")");
+            jdbc.execute("CREATE FUNCTION wait_for_test() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                    + " PERFORM pg_advisory_xact_lock_shared(" + lock + "); RETURN NEW; END $$");
+            jdbc.execute("CREATE TRIGGER wait_for_test BEFORE INSERT OR UPDATE ON once_relay_offset FOR EACH ROW"
+                    + " EXECUTE FUNCTION wait_for_test()");
+        }
+
+        @Override
+        public void close() throws SQLException {
+            try (holder) {
+                holder.rollback(); // the lock goes with the transaction: the waiting saves go on
+            } finally {
+                jdbc.execute("DROP TRIGGER IF EXISTS wait_for_test ON once_relay_offset;"
+                        + " DROP FUNCTION IF EXISTS wait_for_test()");
+            }
+        }
     }
 
     @Test
     void a_publication_left_broader_is_narrowed_to_inserts_of_the_columns_a_message_is_made_of() {
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
         String publication = settings().publicationName();
-        String tables = db.schema() + ".outbox_event, " + db.schema() + ".once_relay_heartbeat";
+        String tables = db.schema() + ".outbox_event, " + db.schema() + ".once_relay_heartbeat"; // as earlier versions
         if (jdbc.queryForObject("SELECT count(*) FROM pg_publication WHERE pubname = ?", Long.class, publication) == 0) {
             jdbc.execute("CREATE PUBLICATION " + publication + " FOR TABLE " + tables);
         } else { // altered, not dropped: a slot may already stream from it

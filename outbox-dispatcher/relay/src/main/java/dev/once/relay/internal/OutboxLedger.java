@@ -18,8 +18,10 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowCallbackHandler;
 
 /**
- * Internal to Once's relays; not an API. The outbox table's bookkeeping, shared by both relays: what happens to a row once Kafka has acknowledged or
- * refused it. Runs on the caller's connection and transaction.
+ * Internal to Once's relays; not an API. What happens to an outbox row once Kafka has acknowledged or refused its
+ * event: the polling relay deletes or marks what Kafka acknowledged ({@link #record}); both relays park what Kafka
+ * refused, with the events of its aggregate behind it ({@link #park}), and report what they published
+ * ({@link #report}). Runs on the caller's connection and transaction.
  */
 public final class OutboxLedger {
 
@@ -37,7 +39,15 @@ public final class OutboxLedger {
 
     public static final String MARK_PUBLISHED = "UPDATE outbox_event SET published_at = now() WHERE id = ANY(?) RETURNING id";
 
-    public static final String PARK = "UPDATE outbox_event SET parked_at = now(), park_reason = ? WHERE id = ?";
+    /** Parks a row, unless it is parked already (with the reason it was parked for first). */
+    public static final String PARK = """
+            UPDATE outbox_event SET parked_at = now(), park_reason = ? WHERE id = ? AND parked_at IS NULL
+            """;
+
+    /** The reason a row is parked for when it waits behind a parked event of its aggregate. */
+    public static String behind(String aggregate) {
+        return "waiting behind a parked event of " + aggregate;
+    }
 
     private final JdbcTemplate jdbc;
     private final RelayOptions options;
@@ -56,10 +66,46 @@ public final class OutboxLedger {
     public Set<UUID> record(List<OutboxMessage> sent, EventTransport.Delivery delivery, Instant acknowledgedAt,
                             RelayListener listener) {
         Set<UUID> notFound = settle(delivery.acknowledged());
-        for (Map.Entry<UUID, String> refused : delivery.refused().entrySet()) {
-            String reason = refused.getValue();
-            jdbc.update(PARK, reason.length() > 2000 ? reason.substring(0, 2000) : reason, refused.getKey());
-        }
+        park(delivery.refused());
+        report(sent, delivery, acknowledgedAt, listener);
+        return notFound;
+    }
+
+    /**
+     * Parks each of {@code rows} (id to reason) that is not parked yet; returns the ids whose rows this transaction
+     * did not find. Kafka's reasons are cut to 2,000 characters.
+     */
+    public Set<UUID> park(Map<UUID, String> rows) {
+        Set<UUID> notFound = new HashSet<>();
+        rows.forEach((id, reason) -> {
+            if (jdbc.update(PARK, reason.length() > 2000 ? reason.substring(0, 2000) : reason, id) == 0
+                    && jdbc.queryForList(PARKED, Boolean.class, id).isEmpty()) {
+                notFound.add(id);
+            }
+        });
+        return notFound;
+    }
+
+    static final String PARKED = "SELECT true FROM outbox_event WHERE id = ? AND parked_at IS NOT NULL";
+
+    static final String PARKED_AGGREGATES = """
+            SELECT DISTINCT aggregate_type || '/' || aggregate_id FROM outbox_event
+            WHERE parked_at IS NOT NULL AND aggregate_type || '/' || aggregate_id = ANY(?)
+            """;
+
+    /** Which of {@code aggregates} ({@code type/id}) have a parked event: their later events wait behind it. */
+    public Set<String> parkedAggregates(Collection<String> aggregates) {
+        Object[] distinct = aggregates.stream().distinct().toArray();
+        return new HashSet<>(jdbc.query(PARKED_AGGREGATES, ps -> ps.setArray(1,
+                ps.getConnection().createArrayOf("text", distinct)), (rs, n) -> rs.getString(1)));
+    }
+
+    /**
+     * Reports to {@code listener} what Kafka did with {@code sent}: the events published, each one's commit-to-ack
+     * latency (up to {@code acknowledgedAt}, when the send returned), and the events parked, which it also logs.
+     */
+    public static void report(List<OutboxMessage> sent, EventTransport.Delivery delivery, Instant acknowledgedAt,
+                              RelayListener listener) {
         reportLatency(sent, delivery, acknowledgedAt, listener);
         if (!delivery.acknowledged().isEmpty()) {
             listener.published(delivery.acknowledged().size());
@@ -68,15 +114,11 @@ public final class OutboxLedger {
             log.warn("Outbox event {} parked: {}", id, reason);
             listener.parked(reason);
         });
-        return notFound;
     }
 
     /**
-     * Deletes (or, with a retention period, marks) the rows of published events; returns the ids whose rows this
-     * statement did not see. The polling relay always sees them. The CDC relay may not: a transaction's commit reaches
-     * the replication stream as soon as it is flushed, a moment before the committing session makes it visible to
-     * others, so a row can be published before a delete can see it. A row is also missing when an event is streamed
-     * again after a restart and its row was already deleted.
+     * Deletes (or, with a retention period, marks) the rows of published events, which the polling relay read in the
+     * same transaction; returns the ids whose rows this statement did not see.
      */
     public Set<UUID> settle(Collection<UUID> ids) {
         Set<UUID> notFound = new HashSet<>(ids);
@@ -98,10 +140,5 @@ public final class OutboxLedger {
                 listener.latency(Duration.between(m.committedAt(), acknowledgedAt));
             }
         }
-    }
-
-    public static Duration nextBackoff(Duration current, RelayOptions options) {
-        Duration doubled = current.isZero() ? options.backoffMin() : current.multipliedBy(2);
-        return doubled.compareTo(options.backoffMax()) > 0 ? options.backoffMax() : doubled;
     }
 }

@@ -1,6 +1,8 @@
 package dev.once.relay.cdc.autoconfigure;
 
-import dev.once.outbox.OutboxOperations;
+import dev.once.OnceConfigurationException;
+import dev.once.autoconfigure.OnceSlotProperties;
+import dev.once.outbox.SlotWatermarks;
 import dev.once.relay.EventTransport;
 import dev.once.relay.OutboxRelay;
 import dev.once.relay.RelayListener;
@@ -8,8 +10,6 @@ import dev.once.relay.autoconfigure.OnceRelayAutoConfiguration;
 import dev.once.relay.autoconfigure.OnceRelayProperties;
 import dev.once.relay.cdc.CdcRelay;
 import dev.once.relay.cdc.CdcSettings;
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.binder.MeterBinder;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,13 +17,11 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.jdbc.autoconfigure.JdbcConnectionDetails;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -39,7 +37,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 @ConditionalOnBean(DataSource.class)
 @ConditionalOnBooleanProperty(name = "once.outbox.relay.enabled", matchIfMissing = true)
 @ConditionalOnProperty(name = "once.outbox.relay.mode", havingValue = "cdc", matchIfMissing = true)
-@EnableConfigurationProperties({OnceRelayProperties.class, OnceCdcRelayProperties.class})
+@EnableConfigurationProperties({OnceRelayProperties.class, OnceCdcRelayProperties.class, OnceSlotProperties.class})
 public class OnceCdcRelayAutoConfiguration {
 
     private static final Logger log = LoggerFactory.getLogger(OnceCdcRelayAutoConfiguration.class);
@@ -55,15 +53,21 @@ public class OnceCdcRelayAutoConfiguration {
     @ConditionalOnMissingBean
     CdcSettings onceCdcSettings(DataSource dataSource, ObjectProvider<JdbcConnectionDetails> details,
                                 OnceCdcRelayProperties properties) {
-        ReplicationConnection connection = ReplicationConnection.of(details.getIfAvailable(), dataSource);
+        ReplicationConnection connection = ReplicationConnection.of(properties.getConnection(),
+                details.getIfAvailable(), dataSource);
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
         String[] where = jdbc.queryForObject(DATABASE_AND_SCHEMA, (rs, n) -> new String[] {rs.getString(1), rs.getString(2)});
         String schema = properties.getSchema().isBlank() ? where[1] : properties.getSchema();
         String slot = slotName(jdbc, properties.getSlotName(), where[0], schema);
         String publication = properties.getPublicationName().isBlank() ? slot : properties.getPublicationName();
-        return new CdcSettings(connection.jdbcUrl(), connection.user(), connection.password(), schema, slot, publication,
-                properties.getHeartbeat(), properties.getLeaderPoll()).withFailFast(properties.isFailFast())
-                .withAheadOfBookkeeping(properties.getAheadOfBookkeeping());
+        try {
+            return new CdcSettings(connection.jdbcUrl(), connection.user(), connection.password(), schema, slot,
+                    publication, properties.getHeartbeat(), properties.getLeaderPoll())
+                    .withFailFast(properties.isFailFast());
+        } catch (IllegalArgumentException e) {
+            throw new OnceConfigurationException("once.outbox.relay.cdc.* is invalid: " + e.getMessage(),
+                    "Set once.outbox.relay.cdc.slot-name and publication-name to 1-63 of [a-z0-9_]");
+        }
     }
 
     /**
@@ -86,25 +90,18 @@ public class OnceCdcRelayAutoConfiguration {
         return derived;
     }
 
+    /** Rows leave the outbox once the slot confirmed them ({@code dev.once.autoconfigure.OnceSlotAutoConfiguration}). */
+    @Bean(destroyMethod = "")
+    @ConditionalOnMissingBean
+    SlotWatermarks onceSlotWatermarks(DataSource dataSource, CdcSettings settings, OnceSlotProperties slots,
+                                      OnceRelayProperties relay) {
+        return new SlotWatermarks(dataSource, settings.slotName(), slots.toOptions(relay.getRetention()));
+    }
+
     @Bean(destroyMethod = "")
     @ConditionalOnMissingBean(OutboxRelay.class)
     OutboxRelay onceCdcRelay(DataSource dataSource, CdcSettings settings, EventTransport transport,
-                             RelayListener listener, OnceRelayProperties relay) {
-        return new CdcRelay("cdc", dataSource, settings, transport, relay.toOptions(), listener);
-    }
-
-    /** {@code once.outbox.slot.lag}: WAL bytes the slot has not confirmed, read from PostgreSQL on scrape. */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(MeterBinder.class)
-    static class SlotMetrics {
-
-        @Bean
-        @ConditionalOnMissingBean(name = "onceCdcSlotLag")
-        MeterBinder onceCdcSlotLag(OutboxOperations status, CdcSettings settings) {
-            return registry -> Gauge.builder("once.outbox.slot.lag", status, s -> {
-                OutboxOperations.Slot slot = s.slot(settings.slotName());
-                return slot == null ? Double.NaN : slot.lagBytes();
-            }).baseUnit("bytes").description("WAL bytes the CDC relay's slot has not confirmed").register(registry);
-        }
+                             RelayListener listener, OnceRelayProperties relay, SlotWatermarks watermarks) {
+        return new CdcRelay("cdc", dataSource, settings, transport, relay.toOptions(), listener, watermarks);
     }
 }

@@ -4,7 +4,10 @@ import dev.once.relay.cdc.CdcSettings;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
-/** {@code once.outbox.relay.cdc.*}: where and how the CDC relay reads the write-ahead log. Defaults: {@link CdcSettings}. */
+/**
+ * {@code once.outbox.relay.cdc.*}: where and how the CDC relay reads the write-ahead log. Defaults: {@link CdcSettings}.
+ * The watermarks of its slot are {@code once.outbox.relay.slot.*}.
+ */
 @ConfigurationProperties("once.outbox.relay.cdc")
 public class OnceCdcRelayProperties {
 
@@ -22,7 +25,14 @@ public class OnceCdcRelayProperties {
     /** The publication; empty means the slot's name. */
     private String publicationName = "";
 
-    /** How often the relay writes its heartbeat, so that a quiet database moves the slot forward. */
+    /**
+     * The relay's own connection, for Debezium's replication connection and the leader's lock: both need a session of
+     * their own on PostgreSQL itself. Empty, it is the application's DataSource's (its JdbcConnectionDetails, or its
+     * HikariCP pool); set it when that DataSource goes through a pooler in transaction mode (PgBouncer).
+     */
+    private final Connection connection = new Connection();
+
+    /** How often the relay writes a heartbeat into the WAL, so that a quiet outbox moves the slot forward. */
     private Duration heartbeat = CdcSettings.HEARTBEAT;
 
     /** How often a standby tries to become leader, and the leader checks its lock connection. */
@@ -35,12 +45,6 @@ public class OnceCdcRelayProperties {
      */
     private boolean failFast = CdcSettings.FAIL_FAST;
 
-    /**
-     * How many batches the relay may publish ahead of their bookkeeping (deleting the rows Kafka acknowledged), so
-     * that PostgreSQL keeping writes waiting (a checkpoint) does not hold up publishing; a crash publishes them again.
-     * 0 waits for each batch's bookkeeping.
-     */
-    private int aheadOfBookkeeping = CdcSettings.AHEAD_OF_BOOKKEEPING;
 
     public String getSchema() {
         return schema;
@@ -90,11 +94,44 @@ public class OnceCdcRelayProperties {
         this.failFast = failFast;
     }
 
-    public int getAheadOfBookkeeping() {
-        return aheadOfBookkeeping;
+    public Connection getConnection() {
+        return connection;
     }
 
-    public void setAheadOfBookkeeping(int aheadOfBookkeeping) {
-        this.aheadOfBookkeeping = aheadOfBookkeeping;
+    /** {@code once.outbox.relay.cdc.connection.*}: a direct connection to PostgreSQL, past any pooler. */
+    public static class Connection {
+
+        /** A {@code jdbc:postgresql://} URL of PostgreSQL itself; empty: the application DataSource's. */
+        private String url = "";
+
+        /** The role to connect as; empty: the application DataSource's. It needs REPLICATION. */
+        private String username = "";
+
+        /** Its password; empty: the application DataSource's (when username is empty too). */
+        private String password = "";
+
+        public String getUrl() {
+            return url;
+        }
+
+        public void setUrl(String url) {
+            this.url = url;
+        }
+
+        public String getUsername() {
+            return username;
+        }
+
+        public void setUsername(String username) {
+            this.username = username;
+        }
+
+        public String getPassword() {
+            return password;
+        }
+
+        public void setPassword(String password) {
+            this.password = password;
+        }
     }
 }

@@ -13,7 +13,8 @@ import org.springframework.boot.jdbc.autoconfigure.JdbcConnectionDetails;
 import org.springframework.util.ClassUtils;
 
 /**
- * Where the CDC relay opens its own connections (Debezium's replication connection and the leader's lock): the same
+ * Where the CDC relay opens its own connections (Debezium's replication connection and the leader's lock): those of
+ * {@code once.outbox.relay.cdc.connection.*} when its URL is set (a direct connection past a pooler), else the same
  * database and credentials as the application's {@link DataSource}. Taken from Spring Boot's
  * {@link JdbcConnectionDetails} when there is one (Boot's own DataSource, or a service connection), else from the
  * DataSource itself when it is a HikariCP pool. Never from {@code spring.datasource.*} in the Environment, which a
@@ -23,6 +24,16 @@ import org.springframework.util.ClassUtils;
  */
 record ReplicationConnection(String jdbcUrl, String user, String password) {
 
+    static ReplicationConnection of(OnceCdcRelayProperties.Connection configured, JdbcConnectionDetails details,
+                                    DataSource dataSource) {
+        if (!configured.getUrl().isBlank()) {
+            ReplicationConnection application = configured.getUsername().isBlank() ? of(details, dataSource) : null;
+            return new ReplicationConnection(configured.getUrl(), application != null ? application.user()
+                    : configured.getUsername(), application != null ? application.password() : configured.getPassword());
+        }
+        return of(details, dataSource);
+    }
+
     static ReplicationConnection of(JdbcConnectionDetails details, DataSource dataSource) {
         ReplicationConnection connection = details != null && details.getJdbcUrl() != null
                 ? new ReplicationConnection(details.getJdbcUrl(), details.getUsername(), details.getPassword())
@@ -30,7 +41,8 @@ record ReplicationConnection(String jdbcUrl, String user, String password) {
         if (connection == null) {
             throw new OnceConfigurationException("The CDC relay cannot tell which database and credentials the "
                     + "application's DataSource uses (it is neither Spring Boot's nor a HikariCP pool)", "Define a "
-                    + "JdbcConnectionDetails bean with its URL, user and password, or set once.outbox.relay.mode=polling");
+                    + "JdbcConnectionDetails bean with its URL, user and password, set once.outbox.relay.cdc.connection.url "
+                    + "(with username and password), or set once.outbox.relay.mode=polling");
         }
         return HIKARI ? connection.withParameters(Hikari.driverProperties(dataSource)) : connection;
     }

@@ -2,9 +2,9 @@ package dev.once.relay.cdc.internal;
 
 import dev.once.relay.RelayOptions;
 import dev.once.relay.cdc.CdcSettings;
+import java.util.List;
 import java.util.Properties;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 /**
  * The Debezium engine configuration of a CDC relay: one place, for the relay and for the benchmark that measures the
@@ -16,6 +16,31 @@ public final class EngineProperties {
     static final String POLL_INTERVAL_MS = "5";
     /** Debezium's queue holds this many engine batches, so decoding goes on while a batch is published. */
     static final int QUEUED_BATCHES = 4;
+    /**
+     * The bookkeeping columns of the outbox: never part of a message. (The publication leaves them out from
+     * PostgreSQL 15 on; a snapshot reads the table.)
+     */
+    public static final List<String> BOOKKEEPING_COLUMNS = List.of("seq", "created_at", "published_at", "parked_at",
+            "park_reason", "xact_id");
+    /** The prefix of the heartbeat's logical messages, which Debezium reads for their position and emits no record of. */
+    public static final String HEARTBEAT_PREFIX = "once-heartbeat";
+    /**
+     * What Debezium runs at every heartbeat: a logical message into the WAL, which needs no privilege on any table.
+     * Decoded, it moves Debezium's position; the heartbeat record after it carries that position to the offsets, and
+     * the offsets to the slot, so that a quiet outbox does not hold WAL back.
+     */
+    public static final String HEARTBEAT_QUERY = "SELECT pg_logical_emit_message(false, '" + HEARTBEAT_PREFIX + "', '')";
+
+    /** Debezium's default, stated: the slot is confirmed only up to offsets Debezium has stored. */
+    public static final String LSN_FLUSH_MODE = "connector";
+
+    /**
+     * The snapshot, when the slot is new or the offsets do not fit it: the rows not known to be published (the
+     * watermarks mark or delete the rest) and not parked, in the order they were appended.
+     */
+    public static String snapshotSelect(String schema) {
+        return "SELECT * FROM " + schema + ".outbox_event WHERE published_at IS NULL AND parked_at IS NULL ORDER BY seq";
+    }
 
     private EngineProperties() {
     }
@@ -46,19 +71,21 @@ public final class EngineProperties {
         p.setProperty("slot.name", settings.slotName());
         p.setProperty("publication.name", settings.publicationName());
         p.setProperty("publication.autocreate.mode", "disabled");
-        p.setProperty("table.include.list", outbox + "," + settings.schema() + ".once_relay_heartbeat");
+        p.setProperty("table.include.list", outbox);
         // Only what a message is made of: the relay bookkeeping columns (and their timestamp parsing) stay out.
-        p.setProperty("column.exclude.list", Stream.of("seq", "created_at", "published_at", "parked_at", "park_reason")
-                .map(column -> outbox + "." + column).collect(Collectors.joining(",")));
-        p.setProperty("snapshot.mode", "initial");
+        p.setProperty("column.exclude.list", BOOKKEEPING_COLUMNS.stream().map(column -> outbox + "." + column)
+                .collect(Collectors.joining(",")));
+        // A snapshot when there are no offsets, and when they point where the slot no longer goes (a slot created
+        // anew): never a resumption from offsets of another slot.
+        p.setProperty("snapshot.mode", "when_needed");
         p.setProperty("snapshot.select.statement.overrides", outbox);
-        p.setProperty("snapshot.select.statement.overrides." + outbox, "SELECT * FROM " + outbox
-                + " WHERE published_at IS NULL AND parked_at IS NULL ORDER BY seq");
+        p.setProperty("snapshot.select.statement.overrides." + outbox, snapshotSelect(settings.schema()));
         p.setProperty("heartbeat.interval.ms", Long.toString(settings.heartbeat().toMillis()));
-        String beats = settings.schema() + ".once_relay_heartbeat";
-        p.setProperty("heartbeat.action.query", "WITH previous AS (DELETE FROM " + beats + " WHERE slot_name = '"
-                + settings.slotName() + "') INSERT INTO " + beats + " (slot_name, beat_at) VALUES ('" + settings.slotName()
-                + "', now())");
+        p.setProperty("heartbeat.action.query", HEARTBEAT_QUERY);
+        p.setProperty("message.prefix.exclude.list", HEARTBEAT_PREFIX);
+        // The slot moves only to offsets Debezium stored, never to a keepalive's position on the driver's own: the
+        // watermarks take a confirmed position for published (dev.once.outbox.SlotWatermarks).
+        p.setProperty("lsn.flush.mode", LSN_FLUSH_MODE);
         p.setProperty("tombstones.on.delete", "false");
         p.setProperty("max.batch.size", Integer.toString(batchSize(options)));
         p.setProperty("max.queue.size", Integer.toString(batchSize(options) * QUEUED_BATCHES));

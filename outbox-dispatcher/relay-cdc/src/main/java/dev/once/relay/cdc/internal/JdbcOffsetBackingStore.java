@@ -1,6 +1,5 @@
 package dev.once.relay.cdc.internal;
 
-import dev.once.OnceException;
 import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.Map;
@@ -32,28 +31,16 @@ public class JdbcOffsetBackingStore extends MemoryOffsetBackingStore {
 
     /**
      * The offsets commit waiting for the disk, whatever {@code synchronous_commit} the role, the database or the pool
-     * sets: the relay's bookkeeping commits without waiting ({@code CdcRelay.ASYNC_COMMIT}) and is made durable by the
-     * offsets that follow it (the write-ahead log is flushed in order), and Debezium moves the replication slot past
-     * what they cover once they are saved. Offsets that an immediate stop of PostgreSQL lost behind a slot that had
-     * moved on would leave rows pending for ever, their events published.
+     * sets: Debezium moves the replication slot past what they cover once they are saved, so they never fall behind
+     * the slot after an immediate stop of PostgreSQL.
      */
     public static final String SYNCHRONOUS = "SET LOCAL synchronous_commit = on";
-
-    /**
-     * When the server started: the offsets are saved only while it is the server the store started on. A bookkeeping
-     * committed without waiting for the disk is made durable by the offsets saved after it only on the same server:
-     * once PostgreSQL has restarted (or a standby was promoted), those commits may be gone, and offsets saved then
-     * would move past the rows they left pending. The engine that started before fails with its replication
-     * connection anyway, and the next leader streams those batches again from the offsets last saved.
-     */
-    static final String SERVER_STARTED = "SELECT pg_postmaster_start_time()::text";
 
     private static final Map<String, DataSource> DATA_SOURCES = new ConcurrentHashMap<>();
 
     /** What PostgreSQL holds: {@link #data} as of the last save that committed (the store's thread only). */
     private final Map<ByteBuffer, ByteBuffer> saved = new HashMap<>();
     private String key;
-    private String serverStarted;
     private JdbcTemplate jdbc;
     private TransactionTemplate tx;
 
@@ -87,24 +74,18 @@ public class JdbcOffsetBackingStore extends MemoryOffsetBackingStore {
         }, key);
         data.putAll(loaded);
         saved.putAll(loaded);
-        serverStarted = jdbc.queryForObject(SERVER_STARTED, String.class);
     }
 
     /**
      * Saves the offsets Kafka Connect has just put in {@link #data}, in one transaction that waits for the disk
-     * ({@link #SYNCHRONOUS}), and only on the server the store started on ({@link #SERVER_STARTED}). If that fails,
-     * {@link #data} goes back to what PostgreSQL holds: the store never hands back offsets it could not save (Debezium
-     * reads them back when it restarts a task).
+     * ({@link #SYNCHRONOUS}). If that fails, {@link #data} goes back to what PostgreSQL holds: the store never hands
+     * back offsets it could not save (Debezium reads them back, and moves the slot to them).
      */
     @Override
     protected void save() {
         try {
             tx.executeWithoutResult(status -> {
                 jdbc.execute(SYNCHRONOUS);
-                if (!serverStarted.equals(jdbc.queryForObject(SERVER_STARTED, String.class))) {
-                    throw new OnceException("PostgreSQL restarted after this CDC engine started (at " + serverStarted
-                            + "): its offsets are not saved, the next leader streams from those saved before");
-                }
                 for (Map.Entry<ByteBuffer, ByteBuffer> entry : data.entrySet()) {
                     jdbc.update(SAVE, key, bytes(entry.getKey()),
                             entry.getValue() == null ? null : bytes(entry.getValue()));

@@ -14,7 +14,7 @@ class OnceCdcRelayPropertiesTest {
         assertThat(properties.getHeartbeat()).isEqualTo(CdcSettings.HEARTBEAT);
         assertThat(properties.getLeaderPoll()).isEqualTo(CdcSettings.LEADER_POLL);
         assertThat(properties.isFailFast()).isEqualTo(CdcSettings.FAIL_FAST);
-        assertThat(properties.getAheadOfBookkeeping()).isEqualTo(CdcSettings.AHEAD_OF_BOOKKEEPING);
+        assertThat(properties.getConnection().getUrl()).as("the application DataSource's unless set").isEmpty();
         assertThat(properties.getSlotName()).as("derived from the database unless set").isEmpty();
         assertThat(properties.getPublicationName()).as("the slot's name unless set").isEmpty();
     }

@@ -10,8 +10,29 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.jdbc.autoconfigure.JdbcConnectionDetails;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 
-/** The CDC relay connects where the application's DataSource does, whoever built it; never from the Environment. */
+/**
+ * The CDC relay connects where once.outbox.relay.cdc.connection says, or else where the application's DataSource does,
+ * whoever built it; never from the Environment's spring.datasource.
+ */
 class ReplicationConnectionTest {
+
+    @Test
+    void a_direct_connection_of_its_own_comes_first_with_the_datasources_credentials_unless_it_names_its_own() {
+        JdbcConnectionDetails pooled = details("jdbc:postgresql://pgbouncer.internal:6432/orders?prepareThreshold=0",
+                "svc", "s3cret");
+        OnceCdcRelayProperties.Connection direct = new OnceCdcRelayProperties.Connection();
+        direct.setUrl("jdbc:postgresql://postgres.internal:5432/orders");
+
+        assertThat(ReplicationConnection.of(direct, pooled, new SimpleDriverDataSource())).isEqualTo(
+                new ReplicationConnection("jdbc:postgresql://postgres.internal:5432/orders", "svc", "s3cret"));
+
+        direct.setUsername("relay");
+        direct.setPassword("relay-secret");
+        assertThat(ReplicationConnection.of(direct, pooled, new SimpleDriverDataSource())).isEqualTo(
+                new ReplicationConnection("jdbc:postgresql://postgres.internal:5432/orders", "relay", "relay-secret"));
+        assertThat(ReplicationConnection.of(new OnceCdcRelayProperties.Connection(), pooled, new SimpleDriverDataSource())
+                .jdbcUrl()).as("none configured").startsWith("jdbc:postgresql://pgbouncer.internal:6432/orders");
+    }
 
     @Test
     void spring_boots_connection_details_come_first() {

@@ -1,0 +1,168 @@
+package dev.once.relay.cdc;
+
+import dev.once.loop.Backoff;
+import dev.once.loop.RateLimitedLog;
+import dev.once.loop.Waiter;
+import dev.once.relay.EventTransport;
+import dev.once.relay.OutboxChangeEvents;
+import dev.once.relay.OutboxMessage;
+import dev.once.relay.OutboxRelay.RelayState;
+import dev.once.relay.RelayListener;
+import dev.once.relay.RelayOptions;
+import dev.once.relay.TransportUnavailableException;
+import dev.once.relay.internal.OutboxLedger;
+import io.debezium.engine.DebeziumEngine;
+import io.debezium.engine.RecordChangeEvent;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Consumer;
+import javax.sql.DataSource;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * One engine batch at a time, on the engine's thread: its outbox events are published, what Kafka refused is parked
+ * with the events of its aggregate behind it, and only then may the engine's offsets move past the batch. That is all
+ * a batch writes: the rows of published events leave the outbox once the replication slot has confirmed them
+ * ({@link dev.once.outbox.SlotWatermarks}), which it does only after these offsets are stored. While Kafka is
+ * unavailable the batch is retried, backing off, and the offsets stay put; a crash sends the batch again.
+ */
+final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> {
+
+    private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
+
+    /**
+     * How long parking waits for a row it does not find yet: a transaction's commit reaches the replication stream as
+     * soon as it is flushed, a moment before the committing session makes it visible to others.
+     */
+    static final Duration PARK_WAIT = Duration.ofSeconds(30);
+    static final Duration PARK_RETRY = Duration.ofMillis(20);
+
+    private final String name;
+    private final EventTransport transport;
+    private final RelayOptions options;
+    private final RelayListener listener;
+    private final TransactionTemplate tx;
+    private final OutboxLedger ledger;
+    private final Waiter stopping;
+    private final Consumer<RelayState> states;
+    private final RelayState leading;
+    private final RateLimitedLog problems;
+
+    /**
+     * @param stopping stopped when the relay steps down: a batch waiting for Kafka gives up, unrecorded
+     * @param states where the relay's state goes: backing off while Kafka is unavailable, {@code leading} once it
+     *               publishes again
+     */
+    BatchPublisher(String name, DataSource dataSource, EventTransport transport, RelayOptions options,
+                   RelayListener listener, Waiter stopping, Consumer<RelayState> states, RelayState leading) {
+        this.name = name;
+        this.transport = transport;
+        this.options = options;
+        this.listener = listener;
+        this.tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+        this.ledger = new OutboxLedger(new JdbcTemplate(dataSource), options);
+        this.stopping = stopping;
+        this.states = states;
+        this.leading = leading;
+        this.problems = new RateLimitedLog(log, "CDC relay " + name);
+    }
+
+    @Override
+    public void handleBatch(List<RecordChangeEvent<SourceRecord>> records,
+                            DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
+            throws InterruptedException {
+        List<OutboxMessage> messages = new ArrayList<>();
+        for (RecordChangeEvent<SourceRecord> event : records) {
+            OutboxMessage message = OutboxChangeEvents.toMessage(event.record().value());
+            if (message != null) {
+                messages.add(message);
+            }
+        }
+        if (!messages.isEmpty()) {
+            publish(messages);
+        }
+        for (RecordChangeEvent<SourceRecord> event : records) {
+            committer.markProcessed(event);
+        }
+        committer.markBatchFinished();
+    }
+
+    /** Publishes {@code messages} but those of parked aggregates, and parks what Kafka did not take. */
+    private void publish(List<OutboxMessage> messages) throws InterruptedException {
+        Set<String> parked = ledger.parkedAggregates(messages.stream().map(OutboxMessage::aggregate).toList());
+        EventTransport.Delivery delivery = send(messages.stream().filter(m -> !parked.contains(m.aggregate())).toList());
+        Instant acknowledgedAt = Instant.now();
+        Set<UUID> acknowledged = new HashSet<>(delivery.acknowledged());
+        Map<UUID, String> parking = new LinkedHashMap<>(delivery.refused());
+        for (OutboxMessage m : messages) { // behind a parked or refused event of its aggregate: not sent
+            if (!acknowledged.contains(m.id()) && !parking.containsKey(m.id())) {
+                parking.put(m.id(), OutboxLedger.behind(m.aggregate()));
+            }
+        }
+        if (!parking.isEmpty()) {
+            park(parking);
+        }
+        OutboxLedger.report(messages, delivery, acknowledgedAt, listener);
+    }
+
+    /** Sends until Kafka answers, backing off while it is unavailable; gives up when the relay steps down. */
+    private EventTransport.Delivery send(List<OutboxMessage> messages) throws InterruptedException {
+        Backoff backoff = new Backoff(options.backoffMin(), options.backoffMax());
+        while (!messages.isEmpty()) {
+            try {
+                EventTransport.Delivery delivery = transport.send(messages);
+                if (problems.reporting()) {
+                    problems.resolved();
+                    states.accept(leading);
+                }
+                return delivery;
+            } catch (TransportUnavailableException e) {
+                Duration pause = backoff.next();
+                states.accept(new RelayState(RelayState.Status.BACKING_OFF, e.getMessage()));
+                problems.report("backs off: " + e.getMessage(), null, RateLimitedLog.Kind.OUTAGE, pause);
+                listener.unavailable(e, pause);
+                if (!stopping.pause(pause)) {
+                    throw new InterruptedException("CDC relay " + name + " stepped down while Kafka was unavailable");
+                }
+            }
+        }
+        return new EventTransport.Delivery(List.of(), Map.of());
+    }
+
+    /**
+     * Parks {@code rows} in one transaction, committed before the offsets may move past them, and again for the rows
+     * it did not find, until {@link #PARK_WAIT} has passed.
+     */
+    private void park(Map<UUID, String> rows) throws InterruptedException {
+        Map<UUID, String> left = new HashMap<>(rows);
+        long deadline = System.nanoTime() + PARK_WAIT.toNanos();
+        while (true) {
+            Set<UUID> notFound = tx.execute(status -> ledger.park(left));
+            left.keySet().retainAll(notFound);
+            if (left.isEmpty()) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                log.warn("CDC relay {} did not find the rows of events {} to park them; nothing else waits for them",
+                        name, left.keySet());
+                return;
+            }
+            if (!stopping.pause(PARK_RETRY)) {
+                throw new InterruptedException("CDC relay " + name + " stepped down while parking");
+            }
+        }
+    }
+}

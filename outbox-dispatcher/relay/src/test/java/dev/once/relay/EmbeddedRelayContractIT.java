@@ -1,0 +1,74 @@
+package dev.once.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.once.outbox.OutboxOperations;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the relays that run in the application keep besides {@link RelayContractIT}: they hold Kafka's producer, so
+ * a record Kafka refuses outright is parked while the other aggregates flow, and an unreachable Kafka is waited out.
+ * (Kafka Connect's worker holds its own producer: its task fails, or skips, as its error tolerance says.)
+ */
+public abstract class EmbeddedRelayContractIT extends RelayContractIT {
+
+    @Test
+    void an_oversized_row_is_parked_its_aggregate_waits_and_the_others_flow() {
+        jdbc.update("""
+                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload)
+                VALUES (gen_random_uuid(), 'acme', 'alice', 'big', 'b-1', 'Blob', 1, convert_to(jsonb_build_object('n', 1, 'blob', repeat('x', 200000))::text, 'UTF8')),
+                       (gen_random_uuid(), 'acme', 'alice', 'big', 'b-1', 'Blob', 1, convert_to(jsonb_build_object('n', 2, 'blob', 'small')::text, 'UTF8')),
+                       (gen_random_uuid(), 'acme', 'alice', 'big', 'b-2', 'Blob', 1, convert_to(jsonb_build_object('n', 3, 'blob', 'small')::text, 'UTF8'))
+                """);
+        commitEvents(1, 500);
+        started("a", Map.of(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 100_000), RelayOptions.ofDefaults());
+
+        Received orders = consumeUntil(prefix + ".order", 500);
+        Received big = consumeUntil(prefix + ".big", 1);
+
+        assertThat(orders.distinctEvents()).isEqualTo(500);
+        assertThat(big.records()).singleElement().satisfies(r -> assertThat(r.key()).isEqualTo("b-2"));
+        assertThat(jdbc.queryForObject("SELECT park_reason FROM outbox_event WHERE parked_at IS NOT NULL ORDER BY seq LIMIT 1",
+                String.class)).contains("RecordTooLarge");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE aggregate_id = 'b-1' AND published_at IS NULL",
+                Long.class)).as("the later event of the parked aggregate waits, unpublished").isEqualTo(2);
+
+        // the operator lets the relay send larger records, then redrives the parked event
+        stopRelays();
+        started("b");
+        UUID parked = jdbc.queryForObject("SELECT id FROM outbox_event WHERE parked_at IS NOT NULL ORDER BY seq LIMIT 1",
+                UUID.class);
+        assertThat(OutboxOperations.create(db.dataSource()).redrive(parked)).as("the parked event and the one behind it")
+                .isEqualTo(2);
+
+        Received redriven = consumeUntil(prefix + ".big", 3);
+        assertThat(redriven.records()).filteredOn(r -> r.key().equals("b-1"))
+                .extracting(r -> JSON.readTree(r.value()).get("n").asInt()).containsExactly(1, 2);
+        assertThat(redriven.unverified()).as("redriven records whose signature does not verify").isZero();
+    }
+
+    @Test
+    void while_kafka_is_unreachable_the_relay_backs_off_loses_nothing_and_resumes() {
+        Map<String, Object> unreachable = new HashMap<>();
+        unreachable.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1");
+        commitEvents(1, 200);
+        OutboxRelay blind = newRelay("blind",
+                new KafkaTransport(unreachable, TopicRouter.byAggregateType(prefix), Duration.ofSeconds(1), SIGNING),
+                RelayOptions.ofDefaults().withBackoff(Duration.ofMillis(100), Duration.ofMillis(500)));
+        relays.add(blind);
+        blind.start();
+        await().atMost(Duration.ofSeconds(30)).until(() -> blind.state().status() == OutboxRelay.RelayState.Status.BACKING_OFF);
+        assertThat(pending()).isEqualTo(200);
+        blind.close();
+
+        started("sighted");
+        Received received = consumeUntil(prefix + ".order", 200);
+        assertThat(received.distinctEvents()).isEqualTo(200);
+    }
+}
