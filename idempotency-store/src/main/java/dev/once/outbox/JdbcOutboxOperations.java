@@ -26,6 +26,8 @@ final class JdbcOutboxOperations implements OutboxOperations {
             WHERE parked_at IS NOT NULL ORDER BY seq LIMIT ?
             """;
 
+    static final String SLOTS = "SELECT DISTINCT slot_name FROM once_relay_watermark ORDER BY slot_name";
+
     /**
      * The slot, and its lag in time from the watermarks ({@link SlotWatermarks}): the age of the newest one it has
      * confirmed, or of the oldest while it has confirmed none.
@@ -89,6 +91,11 @@ final class JdbcOutboxOperations implements OutboxOperations {
         return jdbc.query(PARKED, (rs, n) -> new Parked(rs.getObject("id", UUID.class), rs.getString("aggregate_type"),
                 rs.getString("aggregate_id"), rs.getString("event_type"), rs.getString("park_reason"),
                 rs.getObject("parked_at", OffsetDateTime.class).toInstant()), limit);
+    }
+
+    @Override
+    public List<String> slots() {
+        return jdbc.queryForList(SLOTS, String.class);
     }
 
     @Override

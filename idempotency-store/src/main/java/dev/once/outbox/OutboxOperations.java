@@ -30,6 +30,9 @@ public interface OutboxOperations {
     /** The first {@code limit} parked rows, oldest first. */
     List<Parked> parked(int limit);
 
+    /** The replication slots that relay this outbox from the WAL: those its watermarks were taken for. */
+    List<String> slots();
+
     /**
      * The replication slot {@code slotName} as a relay that reads the WAL needs it: whether it exists in this database
      * and streams, and how far it lags behind the WAL in bytes and in time ({@link SlotWatermarks}).

@@ -18,13 +18,19 @@ import picocli.CommandLine.Spec;
 final class OutboxCommands {
 
     @Command(name = "status", description = "Pending rows, the oldest pending age, parked rows and their reasons, "
-            + "and the replication slot in CDC mode.")
+            + "and the replication slot that relays the outbox from the WAL (CDC relay or Kafka Connect): its state, "
+            + "and its lag in bytes and in time.")
     static final class Status implements Callable<Integer> {
         @Mixin Connection connection;
         @Spec CommandSpec spec;
 
-        @Option(names = "--slot", defaultValue = "once_outbox", description = "Replication slot of the CDC relay (default ${DEFAULT-VALUE})")
+        @Option(names = "--slot", description = "Replication slot that relays the outbox (default: the one its "
+                + "watermarks were taken for)")
         String slot;
+
+        @Option(names = "--max-slot-lag", defaultValue = "2m", converter = Durations.class,
+                description = "A slot that confirmed nothing for longer is a finding (default ${DEFAULT-VALUE})")
+        java.time.Duration maxSlotLag;
 
         @Option(names = "--parked-limit", defaultValue = "20", converter = Counts.class,
                 description = "Parked rows to list, 1 to " + Counts.MAX + " (default ${DEFAULT-VALUE})")
@@ -33,20 +39,22 @@ final class OutboxCommands {
         @Option(names = "--json", description = "Print JSON")
         boolean json;
 
-        @Option(names = "--fail-on-findings", description = "Exit 1 when rows are parked")
+        @Option(names = "--fail-on-findings", description = "Exit 1 when rows are parked, or the slot has a problem")
         boolean failOnFindings;
 
         @Override
         public Integer call() {
             OutboxOperations status = OutboxOperations.create(connection.open());
-            OutboxOperations.Slot s = status.slot(slot);
+            String name = slot != null ? slot : status.slots().stream().findFirst().orElse(null);
+            OutboxOperations.Slot s = name == null ? null : status.slot(name);
+            String problem = s == null ? null : s.problem(maxSlotLag);
             List<OutboxOperations.Parked> parked = status.parked(parkedLimit);
             Map<String, Object> fields = new LinkedHashMap<>();
             fields.put("pending", status.pending());
             fields.put("oldest_pending_age_seconds", status.oldestPendingAge().toSeconds());
             fields.put("parked", status.parkedCount());
             fields.put("relay_mode", s == null ? "polling" : "cdc");
-            fields.put("slot", s == null ? null : Map.of("name", s.name(), "active", s.active(), "lag_bytes", s.lagBytes()));
+            fields.put("slot", s == null ? null : slot(s, problem));
             fields.put("parked_events", parked.stream().map(p -> {
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put("event_id", p.id().toString());
@@ -63,8 +71,11 @@ final class OutboxCommands {
             } else {
                 Map<String, Object> summary = new LinkedHashMap<>(fields);
                 summary.remove("parked_events");
-                summary.put("slot", s == null ? "none (polling relay)" : s.name() + (s.active() ? " active" : " INACTIVE")
-                        + ", lag " + s.lagBytes() + " bytes");
+                summary.put("slot", s == null ? "none (polling relay)" : s.name() + " " + s.state() + ", lag "
+                        + s.lagBytes() + " bytes" + (s.lag() == null ? "" : ", " + Durations.human(s.lag())));
+                if (problem != null) {
+                    summary.put("slot_problem", problem);
+                }
                 summary.put("oldest_pending_age_seconds", Durations.human(status.oldestPendingAge()));
                 Output.fields(out, summary);
                 if (!parked.isEmpty()) {
@@ -73,7 +84,19 @@ final class OutboxCommands {
                             p.id().toString(), p.aggregateType() + "/" + p.aggregateId(), p.eventType(), p.reason())).toList());
                 }
             }
-            return failOnFindings && status.parkedCount() > 0 ? Core.FINDINGS : 0;
+            return failOnFindings && (status.parkedCount() > 0 || problem != null) ? Core.FINDINGS : 0;
+        }
+
+        private static Map<String, Object> slot(OutboxOperations.Slot s, String problem) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", s.name());
+            m.put("active", s.active());
+            m.put("lag_bytes", s.lagBytes());
+            m.put("state", s.state().name());
+            m.put("wal_status", s.walStatus());
+            m.put("lag_seconds", s.lag() == null ? null : s.lag().toSeconds());
+            m.put("problem", problem);
+            return m;
         }
     }
 

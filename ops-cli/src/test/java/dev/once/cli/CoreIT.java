@@ -265,6 +265,31 @@ class CoreIT {
         assertThat(human.out()).contains("pending").contains("a-1").contains("REASON");
     }
 
+    /** The slot is the one the watermarks were taken for; one that has gone is a finding that says why. */
+    @Test
+    void outbox_status_finds_the_slot_by_its_watermarks_and_a_missing_slot_is_a_finding() {
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.update("DELETE FROM outbox_event");
+        jdbc.update("""
+                INSERT INTO once_relay_watermark (slot_name, snapshot, lsn, seq_bound, server_started, walsender_pid)
+                VALUES ('gone_slot', pg_current_snapshot(), pg_current_wal_insert_lsn(), 0, pg_postmaster_start_time(), 0)
+                """);
+        try {
+            CoreRun run = raw(concat(new String[] {"outbox", "status", "--json", "--fail-on-findings"}, connectionArgs()));
+            CoreRun human = raw(concat(new String[] {"outbox", "status"}, connectionArgs()));
+
+            assertThat(run.exit()).isEqualTo(Core.FINDINGS);
+            assertThat(run.json()).containsEntry("relay_mode", "cdc").containsEntry("pending", 0);
+            assertThat(run.json().get("slot")).asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.MAP)
+                    .containsEntry("name", "gone_slot").containsEntry("state", "MISSING")
+                    .containsEntry("active", false).hasEntrySatisfying("problem", problem ->
+                            assertThat(problem.toString()).contains("replication slot gone_slot does not exist"));
+            assertThat(human.out()).contains("gone_slot MISSING").contains("slot_problem");
+        } finally {
+            jdbc.update("DELETE FROM once_relay_watermark");
+        }
+    }
+
     @Test
     void redrive_requeues_a_parked_event_with_the_events_behind_it_in_order() {
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
