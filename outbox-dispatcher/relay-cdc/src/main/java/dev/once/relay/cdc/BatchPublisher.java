@@ -43,10 +43,7 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
 
     private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
 
-    /**
-     * How long parking waits for a row it does not find yet: a transaction's commit reaches the replication stream as
-     * soon as it is flushed, a moment before the committing session makes it visible to others.
-     */
+    /** How long parking waits for a row not visible yet: a commit is streamed a moment before it is visible. */
     static final Duration PARK_WAIT = Duration.ofSeconds(30);
     static final Duration PARK_RETRY = Duration.ofMillis(20);
 

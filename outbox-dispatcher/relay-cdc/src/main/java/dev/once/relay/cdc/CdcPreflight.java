@@ -58,10 +58,7 @@ final class CdcPreflight {
     /** How many of the slots that fill {@code max_replication_slots} a message names. */
     static final int SLOTS_NAMED = 10;
 
-    /**
-     * A pooler's refusal of a startup parameter it does not pass on ({@code protocol_violation}): PgBouncer refuses
-     * {@code replication} so.
-     */
+    /** {@code protocol_violation}: how PgBouncer refuses the {@code replication} startup parameter. */
     static final String PROTOCOL_VIOLATION = "08P01";
 
     /** A misconfiguration found; {@code lasting} when only an operator can end it, so that it may fail the start. */

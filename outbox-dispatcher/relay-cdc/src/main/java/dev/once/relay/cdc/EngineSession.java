@@ -2,6 +2,7 @@ package dev.once.relay.cdc;
 
 import dev.once.OnceException;
 import dev.once.loop.Waiter;
+import dev.once.outbox.OutboxOperations;
 import dev.once.relay.EventTransport;
 import dev.once.relay.OutboxRelay.RelayState;
 import dev.once.relay.RelayListener;
@@ -17,7 +18,6 @@ import javax.sql.DataSource;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * One term of leadership: Debezium's engine streaming the relay's slot into a {@link BatchPublisher} on a thread of its
@@ -30,7 +30,6 @@ final class EngineSession implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
 
-    static final String SLOT_ACTIVE = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = ? AND active";
     /** How long a new leader waits for its engine to take the replication slot. */
     static final Duration SLOT_WAIT = Duration.ofSeconds(60);
     static final Duration SLOT_POLL = Duration.ofMillis(50);
@@ -77,9 +76,9 @@ final class EngineSession implements AutoCloseable {
                                RelayOptions options, RelayListener listener, Consumer<RelayState> states) {
         EngineSession session = new EngineSession(name, dataSource, settings, transport, options, listener, states);
         session.thread.start();
-        JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+        OutboxOperations outbox = OutboxOperations.create(dataSource);
         long deadline = System.nanoTime() + SLOT_WAIT.toNanos();
-        while (session.failure == null && !active(jdbc, settings.slotName())) {
+        while (session.failure == null && !outbox.slot(settings.slotName()).active()) {
             if (System.nanoTime() > deadline || !session.stopping.pause(SLOT_POLL)) {
                 session.close();
                 throw new EngineFailure("replication slot " + settings.slotName() + " did not become active within "
@@ -96,11 +95,6 @@ final class EngineSession implements AutoCloseable {
     /** Why the engine stopped, or {@code null} while it streams. */
     Throwable failure() {
         return failure;
-    }
-
-    private static boolean active(JdbcTemplate jdbc, String slot) {
-        Long n = jdbc.queryForObject(SLOT_ACTIVE, Long.class, slot);
-        return n != null && n > 0;
     }
 
     /** Stops the engine: a batch waiting for Kafka gives up, and its offsets do not move (it is streamed again). */

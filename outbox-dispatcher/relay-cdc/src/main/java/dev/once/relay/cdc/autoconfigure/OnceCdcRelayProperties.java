@@ -3,6 +3,7 @@ package dev.once.relay.cdc.autoconfigure;
 import dev.once.relay.cdc.CdcSettings;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
  * {@code once.outbox.relay.cdc.*}: where and how the CDC relay reads the write-ahead log. Defaults: {@link CdcSettings}.
@@ -30,7 +31,7 @@ public class OnceCdcRelayProperties {
      * their own on PostgreSQL itself. Empty, it is the application's DataSource's (its JdbcConnectionDetails, or its
      * HikariCP pool); set it when that DataSource goes through a pooler in transaction mode (PgBouncer).
      */
-    private final Connection connection = new Connection();
+    private Connection connection = new Connection("", "", "");
 
     /** How often the relay writes a heartbeat into the WAL, so that a quiet outbox moves the slot forward. */
     private Duration heartbeat = CdcSettings.HEARTBEAT;
@@ -98,40 +99,18 @@ public class OnceCdcRelayProperties {
         return connection;
     }
 
-    /** {@code once.outbox.relay.cdc.connection.*}: a direct connection to PostgreSQL, past any pooler. */
-    public static class Connection {
+    public void setConnection(Connection connection) {
+        this.connection = connection;
+    }
 
-        /** A {@code jdbc:postgresql://} URL of PostgreSQL itself; empty: the application DataSource's. */
-        private String url = "";
-
-        /** The role to connect as; empty: the application DataSource's. It needs REPLICATION. */
-        private String username = "";
-
-        /** Its password; empty: the application DataSource's (when username is empty too). */
-        private String password = "";
-
-        public String getUrl() {
-            return url;
-        }
-
-        public void setUrl(String url) {
-            this.url = url;
-        }
-
-        public String getUsername() {
-            return username;
-        }
-
-        public void setUsername(String username) {
-            this.username = username;
-        }
-
-        public String getPassword() {
-            return password;
-        }
-
-        public void setPassword(String password) {
-            this.password = password;
-        }
+    /**
+     * {@code once.outbox.relay.cdc.connection.*}: a direct connection to PostgreSQL, past any pooler.
+     *
+     * @param url a {@code jdbc:postgresql://} URL of PostgreSQL itself; empty: the application DataSource's
+     * @param username the role to connect as (it needs REPLICATION); empty: the application DataSource's
+     * @param password its password; with an empty username, the application DataSource's
+     */
+    public record Connection(@DefaultValue("") String url, @DefaultValue("") String username,
+                             @DefaultValue("") String password) {
     }
 }

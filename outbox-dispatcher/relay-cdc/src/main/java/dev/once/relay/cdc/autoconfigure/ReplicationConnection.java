@@ -26,10 +26,10 @@ record ReplicationConnection(String jdbcUrl, String user, String password) {
 
     static ReplicationConnection of(OnceCdcRelayProperties.Connection configured, JdbcConnectionDetails details,
                                     DataSource dataSource) {
-        if (!configured.getUrl().isBlank()) {
-            ReplicationConnection application = configured.getUsername().isBlank() ? of(details, dataSource) : null;
-            return new ReplicationConnection(configured.getUrl(), application != null ? application.user()
-                    : configured.getUsername(), application != null ? application.password() : configured.getPassword());
+        if (!configured.url().isBlank()) {
+            ReplicationConnection application = configured.username().isBlank() ? of(details, dataSource) : null;
+            return new ReplicationConnection(configured.url(), application != null ? application.user()
+                    : configured.username(), application != null ? application.password() : configured.password());
         }
         return of(details, dataSource);
     }

@@ -16,10 +16,7 @@ public final class EngineProperties {
     static final String POLL_INTERVAL_MS = "5";
     /** Debezium's queue holds this many engine batches, so decoding goes on while a batch is published. */
     static final int QUEUED_BATCHES = 4;
-    /**
-     * The bookkeeping columns of the outbox: never part of a message. (The publication leaves them out from
-     * PostgreSQL 15 on; a snapshot reads the table.)
-     */
+    /** The outbox's bookkeeping columns, never in a message (nor, from PostgreSQL 15, in the publication). */
     public static final List<String> BOOKKEEPING_COLUMNS = List.of("seq", "created_at", "published_at", "parked_at",
             "park_reason", "xact_id");
     /** The prefix of the heartbeat's logical messages, which Debezium reads for their position and emits no record of. */

@@ -3,7 +3,10 @@ package dev.once.relay.cdc.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.once.relay.cdc.CdcSettings;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 
 class OnceCdcRelayPropertiesTest {
 
@@ -14,7 +17,7 @@ class OnceCdcRelayPropertiesTest {
         assertThat(properties.getHeartbeat()).isEqualTo(CdcSettings.HEARTBEAT);
         assertThat(properties.getLeaderPoll()).isEqualTo(CdcSettings.LEADER_POLL);
         assertThat(properties.isFailFast()).isEqualTo(CdcSettings.FAIL_FAST);
-        assertThat(properties.getConnection().getUrl()).as("the application DataSource's unless set").isEmpty();
+        assertThat(properties.getConnection().url()).as("the application DataSource's unless set").isEmpty();
         assertThat(properties.getSlotName()).as("derived from the database unless set").isEmpty();
         assertThat(properties.getPublicationName()).as("the slot's name unless set").isEmpty();
     }
@@ -28,5 +31,15 @@ class OnceCdcRelayPropertiesTest {
         String longName = CdcSettings.slotNameFor("d".repeat(80), "public");
         assertThat(longName).hasSize(63).matches("[a-z0-9_]+")
                 .isNotEqualTo(CdcSettings.slotNameFor("d".repeat(81), "public"));
+    }
+
+    @Test
+    void a_direct_connection_binds_from_properties_and_what_it_leaves_out_is_empty() {
+        OnceCdcRelayProperties bound = new Binder(new MapConfigurationPropertySource(Map.of(
+                "once.outbox.relay.cdc.connection.url", "jdbc:postgresql://postgres:5432/orders")))
+                .bind("once.outbox.relay.cdc", OnceCdcRelayProperties.class).get();
+
+        assertThat(bound.getConnection()).isEqualTo(new OnceCdcRelayProperties.Connection(
+                "jdbc:postgresql://postgres:5432/orders", "", ""));
     }
 }

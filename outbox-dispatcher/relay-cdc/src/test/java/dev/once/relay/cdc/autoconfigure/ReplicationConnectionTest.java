@@ -20,18 +20,15 @@ class ReplicationConnectionTest {
     void a_direct_connection_of_its_own_comes_first_with_the_datasources_credentials_unless_it_names_its_own() {
         JdbcConnectionDetails pooled = details("jdbc:postgresql://pgbouncer.internal:6432/orders?prepareThreshold=0",
                 "svc", "s3cret");
-        OnceCdcRelayProperties.Connection direct = new OnceCdcRelayProperties.Connection();
-        direct.setUrl("jdbc:postgresql://postgres.internal:5432/orders");
+        String direct = "jdbc:postgresql://postgres.internal:5432/orders";
 
-        assertThat(ReplicationConnection.of(direct, pooled, new SimpleDriverDataSource())).isEqualTo(
-                new ReplicationConnection("jdbc:postgresql://postgres.internal:5432/orders", "svc", "s3cret"));
-
-        direct.setUsername("relay");
-        direct.setPassword("relay-secret");
-        assertThat(ReplicationConnection.of(direct, pooled, new SimpleDriverDataSource())).isEqualTo(
-                new ReplicationConnection("jdbc:postgresql://postgres.internal:5432/orders", "relay", "relay-secret"));
-        assertThat(ReplicationConnection.of(new OnceCdcRelayProperties.Connection(), pooled, new SimpleDriverDataSource())
-                .jdbcUrl()).as("none configured").startsWith("jdbc:postgresql://pgbouncer.internal:6432/orders");
+        assertThat(ReplicationConnection.of(new OnceCdcRelayProperties.Connection(direct, "", ""), pooled,
+                new SimpleDriverDataSource())).isEqualTo(new ReplicationConnection(direct, "svc", "s3cret"));
+        assertThat(ReplicationConnection.of(new OnceCdcRelayProperties.Connection(direct, "relay", "relay-secret"),
+                pooled, new SimpleDriverDataSource())).isEqualTo(new ReplicationConnection(direct, "relay", "relay-secret"));
+        assertThat(ReplicationConnection.of(new OnceCdcRelayProperties().getConnection(), pooled,
+                new SimpleDriverDataSource()).jdbcUrl()).as("none configured")
+                .startsWith("jdbc:postgresql://pgbouncer.internal:6432/orders");
     }
 
     @Test
