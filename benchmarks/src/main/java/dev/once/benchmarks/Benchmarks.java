@@ -33,8 +33,9 @@ public final class Benchmarks {
             case "relay" -> dev.once.benchmarks.relay.RelayBenchmark.main(rest);
             case "dispatch" -> dev.once.benchmarks.dispatch.DispatchBenchmark.main(rest);
             case "retention" -> dev.once.benchmarks.retention.RetentionBenchmark.main(rest);
+            case "sweep" -> SweepBenchmark.main(rest);
             default -> {
-                System.err.println("Unknown benchmark '" + name + "'; known: claim, guard, relay, dispatch, retention");
+                System.err.println("Unknown benchmark '" + name + "'; known: claim, guard, relay, dispatch, retention, sweep");
                 System.exit(2);
             }
         }

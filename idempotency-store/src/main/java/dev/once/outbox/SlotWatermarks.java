@@ -26,7 +26,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  *   <li><b>confirm</b> the watermarks whose position the slot has confirmed, while the same session still streams it
  *       ({@link #CONFIRM}): a slot created anew starts out "confirming" every older position without having streamed
  *       any of it, and a new session is how a new slot shows;</li>
- *   <li><b>prune</b> what can never count, or no longer counts ({@link #PRUNE}, {@link #AFTER_A_GAP});</li>
+ *   <li><b>prune</b> what can never count, or no longer counts ({@link #PRUNE}, {@link #AFTER_A_GAP}, {@link #THIN});</li>
  * </ol>
  * then <b>sweep</b> the rows whose transactions the newest confirmed watermark's snapshot sees, in batches: deleted, or with a retention period
  * marked published and left to the retention sweep ({@link #DELETE_CONFIRMED}, {@link #MARK_CONFIRMED}). Nothing is
@@ -146,6 +146,22 @@ public final class SlotWatermarks implements AutoCloseable {
                   < now() - CAST(? AS bigint) * interval '1 millisecond'
             """;
 
+    /**
+     * While the slot confirms nothing, the rounds go on sampling: of its unconfirmed watermarks the oldest (the slot's
+     * lag in time) and the newest {@link #KEPT_UNCONFIRMED} are kept, so that the table stays small however long the
+     * slot stands still. Parameters: the slot three times, the count kept.
+     */
+    static final String THIN = """
+            DELETE FROM once_relay_watermark w
+            WHERE w.slot_name = ? AND w.confirmed_at IS NULL
+              AND w.id > (SELECT min(id) FROM once_relay_watermark WHERE slot_name = ? AND confirmed_at IS NULL)
+              AND w.id < (SELECT min(id) FROM (SELECT id FROM once_relay_watermark
+                                               WHERE slot_name = ? AND confirmed_at IS NULL
+                                               ORDER BY id DESC LIMIT ?) AS newest)
+            """;
+
+    static final int KEPT_UNCONFIRMED = 60;
+
     /** A gap of this many intervals without a round drops the unconfirmed watermarks ({@link #AFTER_A_GAP}). */
     static final int GAP_INTERVALS = 10;
 
@@ -215,6 +231,7 @@ public final class SlotWatermarks implements AutoCloseable {
             int sampled = jdbc.update(SAMPLE, slot);
             int confirmed = jdbc.update(CONFIRM, slot);
             jdbc.update(PRUNE, slot);
+            jdbc.update(THIN, slot, slot, slot, KEPT_UNCONFIRMED);
             return new int[] {sampled, confirmed};
         });
         long swept = sweep();

@@ -216,6 +216,21 @@ class SlotWatermarksIT {
         assertThat(watermarks.status().problem(Duration.ofMinutes(2))).isNull();
     }
 
+    @Test
+    void however_long_a_slot_stands_still_its_watermarks_stay_few_and_its_lag_keeps_growing() throws Exception {
+        consumer = Consumer.create(slot);
+        SlotWatermarks watermarks = watermarks(Duration.ZERO);
+        for (int i = 0; i < 2 * SlotWatermarks.KEPT_UNCONFIRMED; i++) {
+            watermarks.round();
+        }
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM once_relay_watermark WHERE slot_name = ?", Long.class, slot))
+                .isEqualTo(SlotWatermarks.KEPT_UNCONFIRMED + 1L);
+
+        jdbc.update("UPDATE once_relay_watermark SET taken_at = taken_at - interval '1 hour' WHERE id = (SELECT min(id)"
+                + " FROM once_relay_watermark WHERE slot_name = ?)", slot); // as if the slot stood still an hour
+        assertThat(watermarks.status().lag()).as("since the oldest, which is kept").isGreaterThan(Duration.ofMinutes(59));
+    }
+
     static final String APPEND_ONE = """
             INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload)
             VALUES (gen_random_uuid(), 'acme', 'alice', 'order', 'open', 'OrderPlaced', 1, convert_to('{}', 'UTF8'))

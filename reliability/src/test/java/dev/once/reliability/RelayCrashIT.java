@@ -18,19 +18,11 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Properties;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -142,24 +134,8 @@ class RelayCrashIT {
                 Long.class);
     }
 
-    /** The distinct events on {@code topic}, once at least {@code expected} have arrived. */
     private static Set<String> distinct(String topic, int expected) {
-        Properties config = new Properties();
-        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
-        config.put(ConsumerConfig.GROUP_ID_CONFIG, "crash-" + UUID.randomUUID());
-        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        Set<String> ids = new HashSet<>();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(config, new StringDeserializer(),
-                new ByteArrayDeserializer())) {
-            consumer.subscribe(List.of(topic));
-            await().atMost(Duration.ofSeconds(120)).until(() -> {
-                for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-                    ids.add(new String(r.headers().lastHeader(WireFormat.EVENT_ID).value(), StandardCharsets.UTF_8));
-                }
-                return ids.size() >= expected;
-            });
-        }
-        return ids;
+        return TestKafka.distinctHeaders(TestKafka.bootstrapServers(), topic, WireFormat.EVENT_ID, expected);
     }
 
     /**

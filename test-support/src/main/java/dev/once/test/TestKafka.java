@@ -2,12 +2,16 @@ package dev.once.test;
 
 import static org.awaitility.Awaitility.await;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -16,12 +20,17 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.testcontainers.kafka.KafkaContainer;
@@ -129,6 +138,32 @@ public final class TestKafka {
      * Sends {@code records} and waits until the broker has acknowledged every one; a record the producer gave up on
      * fails here, naming why, instead of leaving a test to wait for an effect that can never come.
      */
+    /**
+     * The distinct values of {@code header} (an event's id) on {@code topic} of the cluster at {@code bootstrap}, read
+     * from the start, once at least {@code atLeast} have arrived (within two minutes).
+     */
+    public static Set<String> distinctHeaders(String bootstrap, String topic, String header, int atLeast) {
+        Properties config = new Properties();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, "distinct-" + UUID.randomUUID());
+        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        Set<String> values = new HashSet<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            await(atLeast + " distinct " + header + " on " + topic).atMost(Duration.ofSeconds(120)).until(() -> {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    Header value = r.headers().lastHeader(header);
+                    if (value != null) {
+                        values.add(new String(value.value(), StandardCharsets.UTF_8));
+                    }
+                }
+                return values.size() >= atLeast;
+            });
+        }
+        return values;
+    }
+
     public static <K, V> void sendAll(Producer<K, V> producer, List<ProducerRecord<K, V>> records) {
         List<Future<RecordMetadata>> acks = new ArrayList<>(records.size());
         records.forEach(record -> acks.add(producer.send(record)));

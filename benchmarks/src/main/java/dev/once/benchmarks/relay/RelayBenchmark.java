@@ -67,8 +67,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *   <li>latency, first: rows commit one per transaction at a steady rate, two seconds of warm-up and then the
  *       measured window; the relay reports commit-to-acknowledgement latency for each, and p50/p99 are printed;</li>
  *   <li>drain: 100,000 rows of ~200-byte payload commit in one transaction; the clock runs from that commit until
- *       none is pending (published, acknowledged and deleted), and the rate counting the insert too is printed
- *       beside it.</li>
+ *       the last one is acknowledged, and the rate counting the insert too is printed beside it, then how long after
+ *       the outbox was empty (the polling relay deletes in the batch that publishes; with CDC, rows leave once the
+ *       slot confirmed them).</li>
  *   <li>burst: {@code --writers} threads (16) commit one row per transaction as fast as they can, {@code --burst}
  *       rows in all (20,000, then 100,000); commit-to-acknowledgement p50/p99 during the burst and the tail (last
  *       commit to last acknowledgement) are printed, and the writers' tx/s against the same writers with no relay,
@@ -91,8 +92,12 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * {@code --relays} runs N times before everything else (unsigned, printed, not recorded): the JIT has then compiled the
  * relay's and Debezium's code, as in a relay that has been running for a while, and what is measured after it is the
  * warm relay.
+ * With {@code --commit-delay N}, every commit in the run waits N microseconds before PostgreSQL flushes the WAL
+ * ({@code commit_delay}, with {@code commit_siblings} 0; set with ALTER SYSTEM, which takes a superuser, and reset at
+ * the end): the writers and the relays' own writes are commit-bound, as on a disk whose fsync is that slow.
  * Options: {@code --rows 100000 --aggregates 1000 --rate 2000 --seconds 10 --relays polling,cdc --workers 2 --batch 2000
- * --signing off,on,on,off --burst 20000,100000 --writers 16 --warm-up 0 --heap --timeline --checkpoint --no-floor}.
+ * --signing off,on,on,off --burst 20000,100000 --writers 16 --warm-up 0 --commit-delay 0 --heap --timeline
+ * --checkpoint --no-floor}.
  */
 public final class RelayBenchmark {
 
@@ -102,7 +107,7 @@ public final class RelayBenchmark {
     /** The command line: see the class comment. */
     record Options(int rows, int rate, int seconds, List<String> relays, int workers, int batch, int aggregates,
                    List<String> signings, List<Integer> bursts, int writers, int warmUp, boolean heap, boolean floor,
-                   boolean timeline, boolean checkpoint) {
+                   boolean timeline, boolean checkpoint, int commitDelay) {
 
         static Options parse(String[] args) {
             List<String> flags = List.of("--heap", "--no-floor", "--timeline", "--checkpoint");
@@ -111,7 +116,8 @@ public final class RelayBenchmark {
             String[] rest = given.stream().filter(a -> !flags.contains(a)).toArray(String[]::new);
             for (int i = 0; i < rest.length; i++) {
                 if (i + 1 == rest.length || !List.of("--rows", "--rate", "--seconds", "--relays", "--workers", "--batch",
-                        "--aggregates", "--signing", "--burst", "--writers", "--warm-up").contains(rest[i])) {
+                        "--aggregates", "--signing", "--burst", "--writers", "--warm-up", "--commit-delay")
+                        .contains(rest[i])) {
                     throw new IllegalArgumentException("unknown option, or an option without its value: " + rest[i]);
                 }
                 values.put(rest[i], rest[++i]);
@@ -130,13 +136,17 @@ public final class RelayBenchmark {
                     Integer.parseInt(values.getOrDefault("--writers", "16")),
                     Integer.parseInt(values.getOrDefault("--warm-up", "0")),
                     given.contains("--heap"), !given.contains("--no-floor"), given.contains("--timeline"),
-                    given.contains("--checkpoint"));
+                    given.contains("--checkpoint"), Integer.parseInt(values.getOrDefault("--commit-delay", "0")));
         }
     }
 
     public static void main(String[] args) throws Exception {
         Options o = Options.parse(args);
         PostgresServer server = TestPostgres.server();
+        if (o.commitDelay() > 0) {
+            commitBound(server, o.commitDelay());
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> commitBound(server, 0)));
+        }
         String bootstrap = TestKafka.bootstrapServers();
         System.out.printf(Locale.ROOT, "relay benchmark on %s, Kafka %s%n", server, bootstrap);
         String baselineTopic = "bench-raw-" + Long.toHexString(System.nanoTime());
@@ -194,6 +204,23 @@ public final class RelayBenchmark {
                 System.out.printf(Locale.ROOT, "%s relay, signing on / off: drain %.2fx, p99 %.2fx%n", relay,
                         on.drain() / off.drain(), on.p99() / off.p99());
             }
+        }
+    }
+
+    /**
+     * Makes every commit wait {@code micros} before the WAL flush ({@code commit_delay}, {@code commit_siblings} 0), or
+     * resets both with 0: a commit-bound server, as on a disk whose fsync takes that long.
+     */
+    private static void commitBound(PostgresServer server, int micros) {
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(server.jdbcUrl(), server.username(),
+                server.password()); java.sql.Statement s = c.createStatement()) {
+            s.execute(micros > 0 ? "ALTER SYSTEM SET commit_delay = " + micros : "ALTER SYSTEM RESET commit_delay");
+            s.execute(micros > 0 ? "ALTER SYSTEM SET commit_siblings = 0" : "ALTER SYSTEM RESET commit_siblings");
+            s.execute("SELECT pg_reload_conf()");
+            System.out.printf(Locale.ROOT, "commit_delay %s%n", micros > 0 ? micros + " us before every WAL flush: "
+                    + "commit-bound" : "reset");
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException("--commit-delay needs a superuser of " + server + ": " + e.getMessage(), e);
         }
     }
 
@@ -260,12 +287,14 @@ public final class RelayBenchmark {
                 if (o.heap()) {
                     sampleHeapUntil(published, rows, kind);
                 }
-                awaitDrained(jdbc, published, rows);
+                awaitPublished(published, rows);
                 long drained = System.nanoTime();
+                awaitDrained(jdbc, published, rows);
                 double drain = rows / ((drained - committed) / 1e9);
                 System.out.printf(Locale.ROOT, "%s relay: drained %d rows at %.0f events/s from their commit "
-                        + "(%.0f events/s counting the %.0f ms insert too)%n", kind, rows, drain,
-                        rows / ((drained - insertStart) / 1e9), (committed - insertStart) / 1e6);
+                        + "(%.0f events/s counting the %.0f ms insert too); the outbox empty %.0f ms after the last "
+                        + "acknowledgement%n", kind, rows, drain, rows / ((drained - insertStart) / 1e9),
+                        (committed - insertStart) / 1e6, (System.nanoTime() - drained) / 1e6);
                 bursts(kind + " relay", "commit->ack", schema, bursts, o, published, latencies, jdbc,
                         kind.startsWith("cdc") ? slot : null);
                 return new Result(drain, percentile(sorted, 0.50), percentile(sorted, 0.99));
@@ -677,10 +706,14 @@ public final class RelayBenchmark {
      * with the listener first keeps the probe off PostgreSQL: a {@code count(*)} of the backlog every few
      * milliseconds would take CPU from the relay it is timing.
      */
-    private static void awaitDrained(JdbcTemplate jdbc, AtomicLong published, long rows) {
+    private static void awaitPublished(AtomicLong published, long rows) {
         while (published.get() < rows) {
             LockSupport.parkNanos(Duration.ofMillis(2).toNanos());
         }
+    }
+
+    private static void awaitDrained(JdbcTemplate jdbc, AtomicLong published, long rows) {
+        awaitPublished(published, rows);
         while (pending(jdbc) > 0) {
             LockSupport.parkNanos(Duration.ofMillis(2).toNanos());
         }

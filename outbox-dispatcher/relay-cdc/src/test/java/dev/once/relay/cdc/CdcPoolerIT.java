@@ -23,17 +23,9 @@ import dev.once.test.TestKafka;
 import dev.once.test.TestSigning;
 import dev.once.wire.WireFormat;
 import dev.once.wire.autoconfigure.OnceSigningAutoConfiguration;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
-import java.util.Properties;
 import java.util.UUID;
 import javax.sql.DataSource;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -131,7 +123,8 @@ class CdcPoolerIT {
                         });
                     }
 
-                    assertThat(distinctOn(prefix + ".order", 200)).isEqualTo(200);
+                    assertThat(TestKafka.distinctHeaders(TestKafka.bootstrapServers(), prefix + ".order",
+                            WireFormat.EVENT_ID, 200)).hasSize(200);
                     OutboxOperations outbox = context.getBean(OutboxOperations.class);
                     await().atMost(Duration.ofSeconds(60)).until(() -> outbox.pending() == 0);
                     assertThat(context.getBean(RetentionSweeper.class).sweep()).containsKey("outbox_event");
@@ -140,24 +133,5 @@ class CdcPoolerIT {
                     assertThat(context.getBean("onceOutboxSlotHealthIndicator", HealthIndicator.class).health()
                             .getStatus()).isEqualTo(Status.UP);
                 });
-    }
-
-    static long distinctOn(String topic, int expected) {
-        Properties config = new Properties();
-        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
-        config.put(ConsumerConfig.GROUP_ID_CONFIG, "pooler-" + UUID.randomUUID());
-        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        java.util.Set<String> ids = new java.util.HashSet<>();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(config, new StringDeserializer(),
-                new ByteArrayDeserializer())) {
-            consumer.subscribe(List.of(topic));
-            await().atMost(Duration.ofSeconds(60)).until(() -> {
-                for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-                    ids.add(new String(r.headers().lastHeader(WireFormat.EVENT_ID).value(), StandardCharsets.UTF_8));
-                }
-                return ids.size() >= expected;
-            });
-        }
-        return ids.size();
     }
 }

@@ -16,20 +16,11 @@ import dev.once.test.TestSigning;
 import dev.once.wire.RecordSigning;
 import dev.once.wire.SigningKeys;
 import dev.once.wire.WireFormat;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -126,21 +117,6 @@ class CdcSlotLossIT {
     }
 
     private static Set<String> distinct(String topic, int expected) {
-        Properties config = new Properties();
-        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
-        config.put(ConsumerConfig.GROUP_ID_CONFIG, "lost-" + UUID.randomUUID());
-        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        Set<String> ids = new HashSet<>();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(config, new StringDeserializer(),
-                new ByteArrayDeserializer())) {
-            consumer.subscribe(List.of(topic));
-            await().atMost(Duration.ofSeconds(120)).until(() -> {
-                for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-                    ids.add(new String(r.headers().lastHeader(WireFormat.EVENT_ID).value(), StandardCharsets.UTF_8));
-                }
-                return ids.size() >= expected;
-            });
-        }
-        return ids;
+        return TestKafka.distinctHeaders(TestKafka.bootstrapServers(), topic, WireFormat.EVENT_ID, expected);
     }
 }
