@@ -45,14 +45,14 @@ final class OutboxCommands {
         @Override
         public Integer call() {
             OutboxOperations status = OutboxOperations.create(connection.open());
-            String name = slot != null ? slot : status.slots().stream().findFirst().orElse(null);
-            OutboxOperations.Slot s = name == null ? null : status.slot(name);
-            String problem = s == null ? null : s.problem(maxSlotLag);
-            List<OutboxOperations.Parked> parked = status.parked(parkedLimit);
             Map<String, Object> fields = new LinkedHashMap<>();
             fields.put("pending", status.pending());
             fields.put("oldest_pending_age_seconds", status.oldestPendingAge().toSeconds());
             fields.put("parked", status.parkedCount());
+            List<OutboxOperations.Parked> parked = status.parked(parkedLimit);
+            String name = slot != null ? slot : status.slots().stream().findFirst().orElse(null);
+            OutboxOperations.Slot s = name == null ? null : status.slot(name);
+            String problem = s == null ? null : s.problem(maxSlotLag);
             fields.put("relay_mode", s == null ? "polling" : "cdc");
             fields.put("slot", s == null ? null : slot(s, problem));
             fields.put("parked_events", parked.stream().map(p -> {

@@ -57,6 +57,7 @@ class CoreBadInputIT {
             new Flag("idempotency purge", "--batch-size", Kind.COUNT, List.of("--older-than", "7d", "--yes")),
             new Flag("idempotency purge", "--older-than", Kind.DURATION, List.of("--yes")),
             new Flag("outbox status", "--parked-limit", Kind.COUNT, List.of()),
+            new Flag("outbox status", "--max-slot-lag", Kind.DURATION, List.of()),
             new Flag("outbox redrive", "--event-id", Kind.ID, List.of("--yes")),
             new Flag("dispatch failed", "--limit", Kind.COUNT, List.of()),
             new Flag("dispatch retry", "--event-id", Kind.ID, List.of("--handler-key", "projection", "--yes")));
