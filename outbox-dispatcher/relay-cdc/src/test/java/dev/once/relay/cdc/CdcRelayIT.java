@@ -428,6 +428,33 @@ class CdcRelayIT extends EmbeddedRelayContractIT {
                 slot)).as("created anew, and streamed").isTrue();
     }
 
+    /**
+     * With a retention, confirmed rows are kept, marked published: a slot created anew snapshots only the rows its
+     * predecessor had not confirmed, not the whole retention.
+     */
+    @Test
+    void a_new_slots_snapshot_sends_only_what_the_old_slot_had_not_confirmed_not_the_retention() {
+        String topic = prefix + ".order";
+        String slot = settings().slotName();
+        OutboxRelay first = started("first", Map.of(), RelayOptions.ofDefaults().withRetention(Duration.ofHours(1)));
+        commitEvents(1, 300);
+        consumeUntil(topic, 300);
+        await().atMost(Duration.ofSeconds(60)).until(() -> pending() == 0);
+        first.close();
+        await("slot " + slot + " dropped").atMost(Duration.ofSeconds(60)).until(() -> dropped(slot));
+        commitEvents(301, 20);
+
+        started("second", Map.of(), RelayOptions.ofDefaults().withRetention(Duration.ofHours(1)));
+        consumeUntil(topic, 320);
+        await().atMost(Duration.ofSeconds(60)).until(() -> pending() == 0);
+        stopRelays();
+        assertThat(copiesByN(read(topic, Map.of(), endOffsets(topic)))).as("each event once: the 300 kept rows were "
+                + "marked published, so the new slot's snapshot left them out").hasSize(320)
+                .allSatisfy((n, copies) -> assertThat(copies).isOne());
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE published_at IS NOT NULL", Long.class))
+                .as("kept for the retention").isEqualTo(320);
+    }
+
     /** Ends the walsender that streams {@code slot} and drops it; false while a walsender holds it again. */
     private boolean dropped(String slot) {
         jdbc.queryForList("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = ?"
