@@ -1,6 +1,5 @@
 package dev.once.relay;
 
-import dev.once.internal.TransientFailures;
 import dev.once.loop.Backoff;
 import dev.once.loop.RateLimitedLog;
 import dev.once.loop.Waiter;
@@ -201,10 +200,8 @@ public final class PollingRelay implements OutboxRelay {
                     Duration next = backoff.next();
                     pause = e instanceof KafkaRefusedException && REFUSED_PAUSE.compareTo(next) > 0 ? REFUSED_PAUSE : next;
                     state = new RelayState(RelayState.Status.BACKING_OFF, e.getMessage());
-                    problems.report("backs off: " + e.getMessage(), e, e instanceof KafkaRefusedException
-                            ? RateLimitedLog.Kind.MISCONFIGURATION : TransientFailures.isTransient(e)
-                            || e instanceof TransportUnavailableException ? RateLimitedLog.Kind.OUTAGE
-                            : RateLimitedLog.Kind.FAILURE, pause);
+                    // WARN, never a trace: the reason names the fault and its fix (a refusal says which setting)
+                    problems.report("backs off: " + e.getMessage(), e, RateLimitedLog.Kind.OUTAGE, pause);
                     listener.unavailable(e, pause);
                 }
             }
