@@ -47,14 +47,14 @@ class PostgresRestartIT {
             }
             DemoReport report = load.join();
             // The demo has waited (up to two minutes) for the outbox to empty: a row left pending would have had its
-            // event published (the handlers saw every event) and its bookkeeping lost, as the CDC relay lost it in
-            // about one run in ten before 7fa854e (docs/RELIABILITY.md, "What the suite found").
+            // event published (the handlers saw every event) and never been confirmed as such, as the CDC relay's
+            // former bookkeeping left some in about one run in ten (docs/RELIABILITY.md, "What the suite found").
             long pending = jdbc.queryForObject(PENDING, Long.class);
 
             Summary.record(new Summary.Row("4 PostgreSQL restarts, " + relayMode + " relay", report.operations(),
                     postgres.restarts(), report.lost() + report.halfWritten(), report.duplicates(), report.passed(),
                     "requests " + report.requests() + ", re-sends absorbed " + report.absorbedAttempts() + ", outbox rows left"
-                            + " pending (published, bookkeeping lost) " + pending));
+                            + " pending (published, never confirmed) " + pending));
             assertThat(postgres.restarts()).isEqualTo(2);
             Scenario.assertExactlyOnce(report);
             assertThat(pending).as("outbox rows left pending, their events published").isZero();

@@ -40,8 +40,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * The outbox relayed by Kafka Connect (the shipped connector configuration, Debezium's PostgreSQL connector and
- * once-connect, one task on a two-worker cluster, the service's sweep deleting rows by age as with
- * {@code once.outbox.relay.mode=external}) against the embedded CDC relay (which deletes what it published), same
+ * once-connect, one task on a two-worker cluster, the service's watermarks deleting what the connector's slot
+ * confirmed, as with {@code once.outbox.relay.mode=external}) against the embedded CDC relay (the same rule), same
  * database, same broker, same rows, one after the other in the same run, twice each (Connect, embedded, embedded,
  * Connect):
  * <ul>

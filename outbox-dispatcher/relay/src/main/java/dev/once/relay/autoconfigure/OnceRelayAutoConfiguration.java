@@ -53,8 +53,8 @@ import org.springframework.kafka.core.ProducerFactory;
 public class OnceRelayAutoConfiguration {
 
     /**
-     * Unless {@code once.outbox.relay.mode=external}: then a relay outside the application publishes, and the store's
-     * retention autoconfiguration deletes rows by age.
+     * Unless {@code once.outbox.relay.mode=external}: then a relay outside the application publishes, and rows leave
+     * once its slot confirmed them ({@code dev.once.autoconfigure.OnceExternalRelayAutoConfiguration}).
      */
     static final class NotExternal extends NoneNestedConditions {
 

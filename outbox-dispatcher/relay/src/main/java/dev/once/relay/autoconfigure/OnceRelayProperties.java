@@ -18,8 +18,8 @@ public class OnceRelayProperties {
 
     /**
      * The relays: {@code CDC} (Debezium embedded), {@code POLLING}, or {@code EXTERNAL}: a relay outside the
-     * application (Kafka Connect with once-connect) publishes the outbox; none runs here, and the retention sweep
-     * deletes rows by age.
+     * application (Kafka Connect with once-connect) publishes the outbox; none runs here, and rows leave once the
+     * connector's slot (once.outbox.relay.external.slot-name) confirmed them.
      */
     public enum Mode { CDC, POLLING, EXTERNAL }
 
@@ -53,7 +53,7 @@ public class OnceRelayProperties {
 
     /**
      * How long published rows are kept, then deleted by the retention sweep (once.retention.*); 0 deletes them once
-     * published. With mode EXTERNAL, how long rows are kept after they were appended.
+     * published (with CDC or EXTERNAL: once the replication slot confirmed them).
      */
     private Duration retention = RelayOptions.RETENTION;
 
