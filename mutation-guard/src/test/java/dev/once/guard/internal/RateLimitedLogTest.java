@@ -37,7 +37,7 @@ class RateLimitedLogTest {
         log.warn("Commit for {} failed", new IllegalStateException("first"), "k");
         log.warn("Commit for {} failed", new IllegalStateException("left out"), "k");
 
-        await().atMost(Duration.ofSeconds(5)).until(() -> {
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
             log.warn("Commit for {} failed", new IllegalStateException("later"), "k");
             return events.list.size() == 2;
         });

@@ -132,7 +132,7 @@ class OnceRelayAutoConfigurationIT {
                     assertThat(rows(jdbc, "kept-%")).as("kept for the retention").isEqualTo(5);
                     await().atMost(Duration.ofSeconds(30)).until(() -> rows(jdbc, "kept-%") == 0);
                     MeterRegistry meters = context.getBean(MeterRegistry.class);
-                    await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(meters.find("once.retention.swept")
+                    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(meters.find("once.retention.swept")
                             .tag("table", "outbox_event").counter()).isNotNull().extracting(c -> c.count()).isEqualTo(5.0));
                 });
     }
