@@ -26,6 +26,22 @@ final class BatchClaims {
             RETURNING id, tenant_id, user_id, route, idempotency_key
             """;
 
+    /**
+     * Fresh keys inserted already completed: one write per claim, for work that commits in the same transaction (a
+     * rollback leaves nothing, and a concurrent duplicate waits on the unique key, then finds the claim completed).
+     */
+    static final String INSERT_COMPLETED_BATCH = """
+            INSERT INTO idempotency_record
+                (tenant_id, user_id, route, idempotency_key, request_hash, status, response_code,
+                 response_content_type, response_body, expires_at)
+            SELECT t, u, r, k, h, 'succeeded', ?, ?, ?,
+                   statement_timestamp() + CAST(? AS bigint) * interval '1 millisecond'
+            FROM unnest(CAST(? AS text[]), CAST(? AS text[]), CAST(? AS text[]), CAST(? AS text[]), CAST(? AS text[]))
+                 AS x(t, u, r, k, h)
+            ON CONFLICT ON CONSTRAINT idempotency_record_scope_uk DO NOTHING
+            RETURNING tenant_id, user_id, route, idempotency_key
+            """;
+
     static final String COMPLETE_BATCH = """
             UPDATE idempotency_record
             SET status = 'succeeded', response_code = ?, response_content_type = ?, response_body = ?,
@@ -41,17 +57,8 @@ final class BatchClaims {
     /** The tokens of the scopes claimed fresh, index by index; {@code null} where the key already existed. */
     static List<ClaimToken> claimFresh(JdbcTemplate jdbc, List<IdempotencyScope> scopes, List<String> hashes, ClaimPolicy policy) {
         int n = scopes.size();
-        String[][] columns = new String[5][n];
-        Map<String, Integer> index = new HashMap<>();
-        for (int i = 0; i < n; i++) {
-            IdempotencyScope s = scopes.get(i);
-            columns[0][i] = s.tenantId();
-            columns[1][i] = s.userId();
-            columns[2][i] = s.route().value();
-            columns[3][i] = s.key().value();
-            columns[4][i] = hashes.get(i);
-            index.putIfAbsent(s.toString(), i);
-        }
+        String[][] columns = columns(scopes, hashes);
+        Map<String, Integer> index = index(scopes);
         List<ClaimToken> tokens = new ArrayList<>(java.util.Collections.nCopies(n, (ClaimToken) null));
         jdbc.query(INSERT_FRESH_BATCH, ps -> {
             ps.setLong(1, policy.lease().toMillis());
@@ -67,6 +74,53 @@ final class BatchClaims {
             }
         });
         return tokens;
+    }
+
+    /** Which scopes were fresh and are now claimed completed with {@code response}, index by index. */
+    static boolean[] claimCompleted(JdbcTemplate jdbc, List<IdempotencyScope> scopes, List<String> hashes,
+                                    ClaimPolicy policy, StoredResponse response) {
+        int n = scopes.size();
+        String[][] columns = columns(scopes, hashes);
+        Map<String, Integer> index = index(scopes);
+        boolean[] claimed = new boolean[n];
+        jdbc.query(INSERT_COMPLETED_BATCH, ps -> {
+            ps.setInt(1, response.statusCode());
+            ps.setString(2, response.contentType());
+            ps.setBytes(3, response.bodyUnsafe());
+            ps.setLong(4, policy.ttl().toMillis());
+            for (int c = 0; c < 5; c++) {
+                ps.setArray(5 + c, ps.getConnection().createArrayOf("text", columns[c]));
+            }
+        }, rs -> {
+            Integer i = index.get(RecordColumns.scope(rs).toString());
+            if (i != null) {
+                claimed[i] = true;
+            }
+        });
+        return claimed;
+    }
+
+    private static String[][] columns(List<IdempotencyScope> scopes, List<String> hashes) {
+        int n = scopes.size();
+        String[][] columns = new String[5][n];
+        for (int i = 0; i < n; i++) {
+            IdempotencyScope s = scopes.get(i);
+            columns[0][i] = s.tenantId();
+            columns[1][i] = s.userId();
+            columns[2][i] = s.route().value();
+            columns[3][i] = s.key().value();
+            columns[4][i] = hashes.get(i);
+        }
+        return columns;
+    }
+
+    /** Each scope's first index: duplicates in one call are claimed once, by the first. */
+    private static Map<String, Integer> index(List<IdempotencyScope> scopes) {
+        Map<String, Integer> index = new HashMap<>();
+        for (int i = 0; i < scopes.size(); i++) {
+            index.putIfAbsent(scopes.get(i).toString(), i);
+        }
+        return index;
     }
 
     /** Completes every claim in {@code tokens} with {@code response}; returns how many were still owned. */

@@ -53,6 +53,15 @@ public interface IdempotencyStore {
      */
     List<ClaimToken> claimFresh(List<IdempotencyScope> scopes, List<String> requestHashes, ClaimPolicy policy);
 
+    /**
+     * Claims every scope whose key does not exist yet as already completed with {@code response}, in one statement, in
+     * the current transaction: one write per claim, for work that commits in this same transaction (a rollback leaves
+     * nothing; a concurrent duplicate waits on the unique key, then finds the claim completed). Returns, index by
+     * index, whether the key was fresh; claim the others with {@link #claim}. Duplicate scopes are claimed once.
+     */
+    boolean[] claimCompleted(List<IdempotencyScope> scopes, List<String> requestHashes, ClaimPolicy policy,
+                             StoredResponse response);
+
     /** Completes every claim with {@code response} in one statement; returns how many tokens still owned their record. */
     int markAllSucceeded(List<ClaimToken> tokens, StoredResponse response);
 

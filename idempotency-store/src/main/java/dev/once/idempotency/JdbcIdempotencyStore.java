@@ -85,6 +85,17 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
+    public boolean[] claimCompleted(List<IdempotencyScope> scopes, List<String> requestHashes, ClaimPolicy policy,
+                                    StoredResponse response) {
+        requireOwnTransaction();
+        if (scopes.size() != requestHashes.size()) {
+            throw new IllegalArgumentException("one request hash per scope");
+        }
+        return scopes.isEmpty() ? new boolean[0]
+                : BatchClaims.claimCompleted(jdbc, scopes, requestHashes, policy, withinLimit(response));
+    }
+
+    @Override
     public int markAllSucceeded(List<ClaimToken> tokens, StoredResponse response) {
         return tokens.isEmpty() ? 0 : BatchClaims.completeAll(jdbc, tokens, withinLimit(response));
     }

@@ -68,10 +68,41 @@ public final class RequestFingerprint {
         return hash("route=" + route.value(), isJson(contentType), payload == null ? EMPTY : payload);
     }
 
+    /**
+     * An event's payload made ready to be fingerprinted under several routes: canonicalised once, then hashed per
+     * route ({@link Payload#under}), with the same result as {@link #ofPayload} for each.
+     *
+     * @throws RequestBodyException when a JSON payload has no exact canonical form
+     */
+    public static Payload payload(String contentType, byte[] payload) {
+        byte[] body = payload == null ? EMPTY : payload;
+        String canonical = isJson(contentType) ? canonicalOrNull(body) : null;
+        return new Payload(canonical, body);
+    }
+
+    /** A payload canonicalised once ({@link #payload}); thread-safe. */
+    public static final class Payload {
+        private final String canonical;
+        private final byte[] body;
+
+        private Payload(String canonical, byte[] body) {
+            this.canonical = canonical;
+            this.body = body;
+        }
+
+        /** The fingerprint of this payload under {@code route}: what {@link #ofPayload} gives. */
+        public String under(Route route) {
+            return digest("route=" + route.value(), canonical, body);
+        }
+    }
+
     private static String hash(String head, boolean json, byte[] body) {
+        return digest(head, json ? canonicalOrNull(body) : null, body);
+    }
+
+    private static String digest(String head, String canonical, byte[] body) {
         MessageDigest sha256 = sha256();
         sha256.update(head.getBytes(StandardCharsets.UTF_8));
-        String canonical = json ? canonicalOrNull(body) : null;
         if (canonical != null) {
             sha256.update("\njson=".getBytes(StandardCharsets.UTF_8));
             sha256.update(canonical.getBytes(StandardCharsets.UTF_8));

@@ -82,6 +82,50 @@ class ClaimConcurrencyIT {
     }
 
     @Test
+    void a_claim_inserted_completed_holds_a_duplicate_on_the_unique_key_until_commit_and_a_rollback_leaves_nothing()
+            throws Exception {
+        for (boolean commit : new boolean[] {true, false}) {
+            IdempotencyScope scope = freshScope();
+            StoredResponse handled = StoredResponse.of(200, null, new byte[0]);
+            org.springframework.transaction.support.TransactionTemplate tx =
+                    new org.springframework.transaction.support.TransactionTemplate(
+                            new org.springframework.jdbc.datasource.DataSourceTransactionManager(db.dataSource()));
+            CountDownLatch inserted = new CountDownLatch(1);
+            CountDownLatch finish = new CountDownLatch(1);
+            Future<boolean[]> first = pool.submit(() -> tx.execute(s -> {
+                boolean[] claimed = store.claimCompleted(List.of(scope), List.of("v1:h"), ClaimPolicy.ofDefaults(), handled);
+                inserted.countDown();
+                awaitLatch(finish);
+                if (!commit) {
+                    s.setRollbackOnly(); // the handler failed: nothing of its transaction stays
+                }
+                return claimed;
+            }));
+            inserted.await();
+            Future<boolean[]> duplicate = pool.submit(() -> tx.execute(s -> store.claimCompleted(List.of(scope),
+                    List.of("v1:h"), ClaimPolicy.ofDefaults(), handled)));
+            org.springframework.jdbc.core.JdbcTemplate jdbc = new org.springframework.jdbc.core.JdbcTemplate(db.dataSource());
+            await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
+                    "SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'", Long.class) > 0);
+            finish.countDown();
+
+            assertThat(first.get()[0]).isTrue();
+            assertThat(duplicate.get()[0]).as(commit ? "the duplicate found the key taken" : "the key was free again")
+                    .isEqualTo(!commit);
+            assertThat(store.claim(scope, "v1:h", ClaimPolicy.ofDefaults())).isInstanceOf(ClaimResult.Replay.class);
+        }
+    }
+
+    private static void awaitLatch(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
     void many_threads_reclaiming_a_lapsed_lease_yield_exactly_one_new_owner() throws Exception {
         IdempotencyScope scope = freshScope();
         ClaimPolicy shortLease = ClaimPolicy.custom().lease(Duration.ofMillis(200)).build();

@@ -21,6 +21,21 @@ class RequestFingerprintTest {
     private static final Route ROUTE = Route.http("POST", "/accounts");
     private static final String JSON = "application/json";
 
+    @Property
+    void a_payload_canonicalised_once_hashes_under_each_route_as_of_payload_does(@ForAll("routes") String route,
+                                                                                @ForAll boolean json) {
+        byte[] payload = "{ \"b\": 1.0, \"a\": [true, null] }".getBytes(UTF_8);
+        String contentType = json ? JSON : "application/octet-stream";
+
+        assertThat(RequestFingerprint.payload(contentType, payload).under(Route.of(route)))
+                .isEqualTo(RequestFingerprint.ofPayload(Route.of(route), contentType, payload));
+    }
+
+    @Provide
+    Arbitrary<String> routes() {
+        return Arbitraries.strings().alpha().ofMinLength(1).ofMaxLength(12).map(s -> "OrderPlaced:v1:" + s);
+    }
+
     @Example
     void the_hash_carries_its_version_prefix() {
         assertThat(hash("{}")).startsWith("v1:").hasSize(3 + 64);

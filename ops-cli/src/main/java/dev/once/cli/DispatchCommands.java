@@ -15,9 +15,10 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** {@code core dispatch …}: the Kafka handlers' claims, their retention, and failed ones. */
+/** {@code core dispatch …}: the Kafka handlers' claims, their retention, failed ones, and parked events. */
 @Command(name = "dispatch", description = "Inspect and retry Kafka handlers' claims.",
-        subcommands = {DispatchCommands.Claims.class, DispatchCommands.Failed.class, DispatchCommands.Retry.class})
+        subcommands = {DispatchCommands.Claims.class, DispatchCommands.Failed.class, DispatchCommands.Retry.class,
+                ParkedCommands.class})
 final class DispatchCommands {
 
     @Command(name = "claims", description = "Each handler's claims: how many still skip a redelivery, until when, and "

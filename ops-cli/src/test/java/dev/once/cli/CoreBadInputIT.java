@@ -60,7 +60,11 @@ class CoreBadInputIT {
             new Flag("outbox status", "--max-slot-lag", Kind.DURATION, List.of()),
             new Flag("outbox redrive", "--event-id", Kind.ID, List.of("--yes")),
             new Flag("dispatch failed", "--limit", Kind.COUNT, List.of()),
-            new Flag("dispatch retry", "--event-id", Kind.ID, List.of("--handler-key", "projection", "--yes")));
+            new Flag("dispatch retry", "--event-id", Kind.ID, List.of("--handler-key", "projection", "--yes")),
+            new Flag("dispatch parked list", "--limit", Kind.COUNT, List.of()),
+            new Flag("dispatch parked list", "--older-than", Kind.DURATION, List.of()),
+            new Flag("dispatch parked retry", "--older-than", Kind.DURATION, List.of()),
+            new Flag("dispatch parked abandon", "--older-than", Kind.DURATION, List.of()));
 
     static final List<String> BAD_COUNTS = List.of("0", "-0", "-1", "-2147483648", "1000001", "2147483647",
             "2147483648", "9223372036854775807", "9223372036854775808", "-9223372036854775809", "1".repeat(400), "1.5",

@@ -340,6 +340,51 @@ class CoreIT {
     }
 
     @Test
+    void parked_events_are_listed_and_retried_or_abandoned_in_bulk_after_a_dry_run() throws IOException {
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        String group = "cli-" + UUID.randomUUID().toString().substring(0, 8);
+        jdbc.update("""
+                INSERT INTO once_parked_event (group_id, topic, kafka_partition, kafka_offset, record_key,
+                    record_timestamp, header_names, header_values, payload, event_id, event_type, event_version,
+                    tenant_id, status, reason, handler_keys, attempts, first_failed_at, last_failed_at,
+                    exception_class, message, fingerprint, next_attempt_at, retry_until)
+                VALUES (?, 'once.order', 0, 41, 'o-1', 0, '{}', '{}', '{}', '00000000-0000-7000-8000-000000000041',
+                        'OrderPlaced', 1, 'acme', 'failed', 'failing', '{mailer}', 7, now(), now(),
+                        'java.lang.IllegalStateException', 'mail service unavailable (503)', '0123456789abcdef', now(), now()),
+                       (?, 'once.order', 0, 42, 'o-1', 0, '{}', '{}', '{}', '00000000-0000-7000-8000-000000000042',
+                        'OrderPlaced', 1, 'acme', 'parked', 'behind', '{}', 0, NULL, NULL, NULL, NULL, NULL,
+                        'infinity', NULL)
+                """, group, group);
+        String[] mine = {"--group", group};
+
+        CoreRun list = raw(concat(concat(new String[] {"dispatch", "parked", "list", "--json", "--fail-on-findings"}, mine),
+                connectionArgs()));
+        CoreRun dryRetry = raw(concat(concat(new String[] {"dispatch", "parked", "retry", "--handler-key", "mailer", "--json"},
+                mine), connectionArgs()));
+        CoreRun otherTenant = raw(concat(concat(new String[] {"dispatch", "parked", "abandon", "--tenant-id", "globex",
+                "--json"}, mine), connectionArgs()));
+        CoreRun retry = raw(concat(concat(new String[] {"dispatch", "parked", "retry", "--failure", "0123456789abcdef",
+                "--yes", "--json"}, mine), connectionArgs()));
+        CoreRun abandon = raw(concat(concat(new String[] {"dispatch", "parked", "abandon", "--event-type", "OrderPlaced",
+                "--older-than", "0s", "--yes"}, mine), connectionArgs()));
+        CoreRun badAge = raw(concat(concat(new String[] {"dispatch", "parked", "retry", "--older-than", "soon"}, mine),
+                connectionArgs()));
+
+        assertThat(list.exit()).isEqualTo(Core.FINDINGS);
+        assertThat(list.out().trim().replace(group, "<group>")
+                .replaceAll("\"(first_failed_at|last_failed_at|next_attempt_at|parked_at)\":\"[^\"]+\"", "\"$1\":\"<instant>\""))
+                .isEqualTo(golden("/golden/dispatch-parked-list.json"));
+        assertThat(dryRetry.out().trim()).isEqualTo("{\"dry_run\":true,\"would_retry\":1}");
+        assertThat(otherTenant.out().trim()).isEqualTo("{\"dry_run\":true,\"would_abandon\":0}");
+        assertThat(retry.out().trim()).isEqualTo("{\"dry_run\":false,\"retried\":1}");
+        assertThat(abandon.exit()).as(abandon.err()).isZero();
+        assertThat(abandon.out()).contains("abandoned 2 parked event(s)");
+        assertThat(jdbc.queryForList("SELECT status FROM once_parked_event WHERE group_id = ?", String.class, group))
+                .containsOnly("abandoned").hasSize(2);
+        assertThat(badAge.exit()).isEqualTo(Core.USAGE);
+    }
+
+    @Test
     void handler_claims_outlive_expire_and_purge_until_their_own_retention_and_dispatch_claims_shows_it() {
         Route handler = Route.of("OrderShipped:v2:ledger-" + UUID.randomUUID().toString().substring(0, 8));
         String eventId = UUID.randomUUID().toString();

@@ -214,8 +214,14 @@ class BadInputIT {
         Map<String, String> noTenant = headers(UUID.randomUUID(), "acme", "AccountCreated", "1");
         noTenant.remove(WireFormat.TENANT_ID);
         corpus.put("missing tenant_id", record(topic, "{}", noTenant));
-        corpus.put("unknown event type", record(topic, "{}", headers(UUID.randomUUID(), "acme", "AccountDeleted", "1")));
-        corpus.put("unknown event version", record(topic, "{}", headers(UUID.randomUUID(), "acme", "AccountCreated", "9")));
+        // not poison: a foreign type is skipped and counted, an unknown version of a handled type is held (its key parked)
+        ProducerRecord<String, byte[]> foreign = record(topic, "{}", headers(UUID.randomUUID(), "acme", "AccountDeleted", "1"));
+        UUID nextVersion = UUID.randomUUID();
+        ProducerRecord<String, byte[]> unknownVersion = new ProducerRecord<>(topic, "next-version",
+                "{}".getBytes(StandardCharsets.UTF_8));
+        headers(nextVersion, "acme", "AccountCreated", "9").forEach((k, v) ->
+                unknownVersion.headers().add(k, v.getBytes(StandardCharsets.UTF_8)));
+        service.getBean(RecordSigning.class).sign(unknownVersion);
         corpus.put("no signature", unsigned(topic, "{\"email\":\"u@example.com\",\"name\":\"U\"}",
                 headers(UUID.randomUUID(), "acme", "AccountCreated", "1")));
         ProducerRecord<String, byte[]> retenanted = record(topic, "{\"email\":\"t@example.com\",\"name\":\"T\"}",
@@ -233,6 +239,8 @@ class BadInputIT {
             TestKafka.sendAll(producer, List.of(first));
             await().atMost(Duration.ofSeconds(60)).until(() -> handled(reused) == 2);
             List<ProducerRecord<String, byte[]>> rest = new ArrayList<>(corpus.values());
+            rest.add(foreign);
+            rest.add(unknownVersion);
             rest.add(valid);
             TestKafka.sendAll(producer, rest);
         }
@@ -246,6 +254,8 @@ class BadInputIT {
         assertThat(dead).extracting(r -> new String(r.headers().lastHeader(WireFormat.DLT_REASON).value(), StandardCharsets.UTF_8))
                 .filteredOn(reason -> reason.startsWith("SIGNATURE_")).hasSize(2);
         assertThat(handled(reused)).isEqualTo(2); // the reused id's second payload had no effect
+        assertThat(jdbc.queryForList("SELECT reason FROM once_parked_event WHERE event_id = ?", String.class,
+                nextVersion.toString())).as("held until a v9 handler runs").containsExactly("held");
     }
 
     /** A CLI invocation, the exit code it must end with and what its output must say. */

@@ -7,18 +7,42 @@ import dev.once.idempotency.RequestBodyException;
 import dev.once.idempotency.RequestFingerprint;
 import dev.once.wire.RecordSigning;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
  * One record as the dispatcher handles it, worked out once: its envelope and the claim of each handler registered for
- * its event type and version, or why it can never be handled ({@link #poison}).
+ * its event type and version; or why it can never be handled ({@link #poison}); or that no handler takes it and what
+ * the {@link UnhandledPolicy} says to do ({@link #unhandled}: skip or hold; dead-letter makes it poison).
  *
  * @param index the record's position in its poll
  */
 record Delivery(int index, ConsumerRecord<String, byte[]> record, Envelope envelope, List<Claim> claims,
-                PoisonEventException poison) {
+                PoisonEventException poison, Unhandled unhandled) {
+
+    /** Why no handler takes an event ({@link #FOREIGN_TYPE} or {@link #UNKNOWN_VERSION}), and what is done. */
+    record Unhandled(String reason, UnhandledPolicy.Action action) {
+        static final String FOREIGN_TYPE = "foreign_type";
+        static final String UNKNOWN_VERSION = "unknown_version";
+    }
+
+    /** The handlers by event type and version, the types they take in any version, and the policy for the rest. */
+    record Handlers(Map<String, List<HandlerRegistration>> byKey, Set<String> types, UnhandledPolicy policy) {
+
+        static Handlers of(List<HandlerRegistration> registrations, UnhandledPolicy policy) {
+            Map<String, List<HandlerRegistration>> byKey = new LinkedHashMap<>();
+            Set<String> types = new HashSet<>();
+            for (HandlerRegistration r : registrations) {
+                byKey.computeIfAbsent(HandlerRegistration.key(r.eventType(), r.eventVersion()), k -> new ArrayList<>()).add(r);
+                types.add(r.eventType());
+            }
+            return new Handlers(byKey, types, policy);
+        }
+    }
 
     /**
      * What one handler claims before it runs: tenant + actor + {@code <event_type>:v<version>:<handler_key>} +
@@ -36,40 +60,61 @@ record Delivery(int index, ConsumerRecord<String, byte[]> record, Envelope envel
         }
     }
 
-    static Delivery of(int index, ConsumerRecord<String, byte[]> record, Map<String, List<HandlerRegistration>> handlers,
-                       RecordSigning signing) {
+    static Delivery of(int index, ConsumerRecord<String, byte[]> record, Handlers handlers, RecordSigning signing) {
         RecordSigning.Verdict verdict = signing.verify(record);
         if (!verdict.accepted()) {
-            return new Delivery(index, record, null, List.of(), new SignatureRejectedException(verdict, record));
+            return poison(index, record, null, new SignatureRejectedException(verdict, record));
         }
         Envelope envelope;
         try {
             envelope = Envelope.read(record);
         } catch (PoisonEventException e) {
-            return new Delivery(index, record, null, List.of(), e);
+            return poison(index, record, null, e);
         }
-        List<HandlerRegistration> matching = handlers.get(envelope.handlersKey());
+        List<HandlerRegistration> matching = handlers.byKey().get(envelope.handlersKey());
         if (matching == null) {
-            return new Delivery(index, record, envelope, List.of(), new PoisonEventException(
-                    "No handler for " + envelope.eventType() + " v" + envelope.eventVersion()));
+            boolean known = handlers.types().contains(envelope.eventType());
+            UnhandledPolicy.Action action = handlers.policy().decide(record.topic(), envelope.eventType(), known);
+            if (action == UnhandledPolicy.Action.DEAD_LETTER) {
+                return poison(index, record, envelope, new PoisonEventException(
+                        "No handler for " + envelope.eventType() + " v" + envelope.eventVersion()));
+            }
+            return new Delivery(index, record, envelope, List.of(), null,
+                    new Unhandled(known ? Unhandled.UNKNOWN_VERSION : Unhandled.FOREIGN_TYPE, action));
         }
         List<Claim> claims = new ArrayList<>(matching.size());
-        Delivery delivery = new Delivery(index, record, envelope, claims, null);
+        Delivery delivery = new Delivery(index, record, envelope, claims, null, null);
         try {
+            // canonicalised once, hashed under each handler's route
+            RequestFingerprint.Payload payload = RequestFingerprint.payload(envelope.contentType(), envelope.payload());
             for (HandlerRegistration registration : matching) {
                 IdempotencyScope scope = IdempotencyScope.of(envelope.tenantId(), envelope.actorId(),
                         registration.route(), envelope.eventId().toString());
-                claims.add(new Claim(delivery, registration, scope, RequestFingerprint.ofPayload(registration.route(),
-                        envelope.contentType(), envelope.payload())));
+                claims.add(new Claim(delivery, registration, scope, payload.under(registration.route())));
             }
         } catch (InvalidScopeException | IdempotencyKeyException e) {
-            return new Delivery(index, record, envelope, List.of(),
-                    new PoisonEventException("Headers cannot scope a claim: " + e.getMessage()));
+            return poison(index, record, envelope, new PoisonEventException("Headers cannot scope a claim: "
+                    + e.getMessage()));
         } catch (RequestBodyException e) {
-            return new Delivery(index, record, envelope, List.of(), new PoisonEventException(
+            return poison(index, record, envelope, new PoisonEventException(
                     "Payload is not JSON as its content-type says (" + e.problem().code() + "): " + e.getMessage()));
         }
         return delivery;
+    }
+
+    private static Delivery poison(int index, ConsumerRecord<String, byte[]> record, Envelope envelope,
+                                   PoisonEventException poison) {
+        return new Delivery(index, record, envelope, List.of(), poison, null);
+    }
+
+    /** Whether the policy says to hold this unhandled event. */
+    boolean held() {
+        return unhandled != null && unhandled.action() == UnhandledPolicy.Action.HOLD;
+    }
+
+    /** Whether the policy says to skip this unhandled event. */
+    boolean skipped() {
+        return unhandled != null && unhandled.action() == UnhandledPolicy.Action.SKIP;
     }
 
     /** The claims of handlers of {@code mode}. */

@@ -29,4 +29,22 @@ public interface DispatchListener {
      */
     default void rejected(String code) {
     }
+
+    /**
+     * No handler takes an event of {@code eventType}: {@code reason} {@code foreign_type} or {@code unknown_version},
+     * {@code action} {@code skipped} or {@code held} ({@link UnhandledPolicy}).
+     */
+    default void unhandled(String eventType, String reason, String action) {
+    }
+
+    /** An event was parked: {@code failing} (its handler failed), {@code held}, or {@code behind} its key's. */
+    default void parked(String reason) {
+    }
+
+    /**
+     * A parked event left its key's head: {@code handled} (it ran), {@code dead_lettered} (poison after all) or
+     * {@code failed} (its retry window passed: dead-lettered, and its key stays parked behind it).
+     */
+    default void unparked(String outcome) {
+    }
 }

@@ -8,9 +8,8 @@ import dev.once.wire.RecordSigning;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -41,7 +40,7 @@ public final class EventDispatcher {
     /** The name of a handler's observation at one event, and of its span. */
     public static final String OBSERVATION = "once.dispatcher.handle";
 
-    private final Map<String, List<HandlerRegistration>> handlers = new LinkedHashMap<>();
+    private final Delivery.Handlers handlers;
     private final TransactionalHandling transactional;
     private final LeasedHandling leased;
     private final IdempotencyStore store;
@@ -76,6 +75,17 @@ public final class EventDispatcher {
     public EventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
                            ClaimPolicy policy, RecordSigning signing, DispatchListener listener,
                            ObservationRegistry observations) {
+        this(store, transactions, registrations, policy, signing, listener, observations, UnhandledPolicy.ofDefaults());
+    }
+
+    /**
+     * @param unhandled what becomes of an event no handler takes: a foreign type, or an unknown version of a handled
+     *        type ({@link UnhandledPolicy}); holding needs {@link Parking}, and without it an event to hold is
+     *        dead-lettered
+     */
+    public EventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
+                           ClaimPolicy policy, RecordSigning signing, DispatchListener listener,
+                           ObservationRegistry observations, UnhandledPolicy unhandled) {
         this.store = store;
         this.policy = policy;
         this.signing = signing;
@@ -85,9 +95,7 @@ public final class EventDispatcher {
         this.leased = new LeasedHandling(store, transactions, policy, listener, handling);
         this.outside = new TransactionTemplate(transactions);
         this.outside.setPropagationBehavior(TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
-        for (HandlerRegistration r : registrations) {
-            handlers.computeIfAbsent(HandlerRegistration.key(r.eventType(), r.eventVersion()), k -> new ArrayList<>()).add(r);
-        }
+        this.handlers = Delivery.Handlers.of(registrations, unhandled);
     }
 
     /**
@@ -97,7 +105,7 @@ public final class EventDispatcher {
      * @throws HandlerFailedException when a handler failed; handlers that succeeded are not run again on retry
      */
     public void dispatch(ConsumerRecord<String, byte[]> record) {
-        TransactionalHandling.Failure failure = handle(List.of(record));
+        TransactionalHandling.Failure failure = handle(List.of(record), null);
         if (failure != null) {
             throw failure.cause();
         }
@@ -109,44 +117,136 @@ public final class EventDispatcher {
      * @throws BatchListenerFailedException naming the index of the record that failed, with its failure as the cause
      */
     public void dispatchBatch(List<ConsumerRecord<String, byte[]>> records) {
-        TransactionalHandling.Failure failure = handle(records);
+        dispatchBatch(records, null);
+    }
+
+    /**
+     * As {@link #dispatchBatch(List)}; with {@code parking}, a record whose handler fails, or which is held, parks its
+     * key instead of failing the poll, and every later record of a parked key parks behind it.
+     */
+    void dispatchBatch(List<ConsumerRecord<String, byte[]>> records, ParkingLot parking) {
+        TransactionalHandling.Failure failure = handle(records, parking);
         if (failure != null) {
             throw new BatchListenerFailedException(failure.cause().getMessage(), failure.cause(),
                     failure.delivery().index());
         }
     }
 
-    private TransactionalHandling.Failure handle(List<ConsumerRecord<String, byte[]>> records) {
+    /**
+     * Handles a poll in order and returns the first failure it cannot get past: poison, the database's, or, without
+     * parking, a handler's. Foreign types are skipped; with parking, held events and handlers' failures park their
+     * keys and the poll goes on, and records of parked keys park behind them.
+     */
+    private TransactionalHandling.Failure handle(List<ConsumerRecord<String, byte[]>> records, ParkingLot parking) {
         List<Delivery> deliveries = new ArrayList<>(records.size());
         for (int i = 0; i < records.size(); i++) {
             deliveries.add(Delivery.of(i, records.get(i), handlers, signing));
         }
+        Set<String> parked = parking == null ? Set.of() : parking.parkedKeys(deliveries);
         int i = 0;
         while (i < deliveries.size()) {
             Delivery delivery = deliveries.get(i);
             if (delivery.poison() != null) {
                 return new TransactionalHandling.Failure(delivery, delivery.poison());
             }
-            if (!delivery.claims(HandlerMode.LEASED).isEmpty()) {
-                TransactionalHandling.Failure failure = alone(delivery);
-                if (failure != null) {
-                    return failure;
-                }
+            if (delivery.skipped()) {
+                listener.unhandled(delivery.envelope().eventType(), delivery.unhandled().reason(), "skipped");
                 i++;
                 continue;
             }
-            int end = i;
-            while (end < deliveries.size() && deliveries.get(end).poison() == null
-                    && deliveries.get(end).claims(HandlerMode.LEASED).isEmpty()) {
-                end++;
+            String key = ParkingLot.key(delivery.record());
+            if (key != null && parked.contains(key)) {
+                parking.park(delivery, null);
+                listener.parked(ParkingLot.BEHIND_REASON);
+                i++;
+                continue;
             }
-            TransactionalHandling.Failure failure = transactional.handle(deliveries.subList(i, end));
-            if (failure != null) {
+            if (delivery.held()) {
+                if (parking == null) {
+                    return new TransactionalHandling.Failure(delivery, new PoisonEventException("No handler for "
+                            + delivery.envelope().eventType() + " v" + delivery.envelope().eventVersion()
+                            + ", and holding it needs parking (once.dispatcher.parking.enabled)"));
+                }
+                park(parking, parked, delivery, null);
+                listener.unhandled(delivery.envelope().eventType(), delivery.unhandled().reason(), "held");
+                i++;
+                continue;
+            }
+            int end = i + 1;
+            TransactionalHandling.Failure failure;
+            if (!delivery.claims(HandlerMode.LEASED).isEmpty()) {
+                failure = alone(delivery);
+            } else {
+                while (end < deliveries.size() && runsTogether(deliveries.get(end), parked)) {
+                    end++;
+                }
+                failure = transactional.handle(deliveries.subList(i, end));
+            }
+            if (failure == null) {
+                i = end;
+                continue;
+            }
+            if (parking == null || !(failure.cause() instanceof HandlerFailedException handler)) {
                 return failure;
             }
-            i = end;
+            park(parking, parked, failure.delivery(), HandlerFailure.of(handler));
+            i = failure.delivery().index() + 1;
         }
         return null;
+    }
+
+    private void park(ParkingLot parking, Set<String> parked, Delivery delivery, HandlerFailure failure) {
+        parking.park(delivery, failure);
+        listener.parked(failure == null ? ParkingLot.HELD_REASON : ParkingLot.FAILING_REASON);
+        String key = ParkingLot.key(delivery.record());
+        if (key != null) {
+            parked.add(key);
+        }
+    }
+
+    /** Whether {@code next} joins a run of records handled in one transaction. */
+    private static boolean runsTogether(Delivery next, Set<String> parked) {
+        String key = ParkingLot.key(next.record());
+        return next.poison() == null && next.unhandled() == null && (key == null || !parked.contains(key))
+                && next.claims(HandlerMode.LEASED).isEmpty();
+    }
+
+    /** What a retry of a parked event came to. */
+    record Retried(Outcome outcome, RuntimeException cause) {
+        enum Outcome { DONE, HELD, POISON, FAILED, NOT_NOW }
+    }
+
+    /**
+     * Runs a parked event again, alone: {@code DONE} when every handler has now succeeded (or the event needs none),
+     * {@code FAILED} with the handlers' failure, {@code HELD} when no handler here takes it, {@code POISON} when it
+     * can never be handled, {@code NOT_NOW} with the database's failure.
+     */
+    Retried retry(ConsumerRecord<String, byte[]> record) {
+        Delivery delivery = Delivery.of(0, record, handlers, signing);
+        if (delivery.poison() != null) {
+            return new Retried(Retried.Outcome.POISON, delivery.poison());
+        }
+        if (delivery.skipped()) {
+            return new Retried(Retried.Outcome.DONE, null);
+        }
+        if (delivery.held()) {
+            return new Retried(Retried.Outcome.HELD, null);
+        }
+        TransactionalHandling.Failure failure = delivery.claims(HandlerMode.LEASED).isEmpty()
+                ? transactional.handle(List.of(delivery)) : alone(delivery);
+        if (failure == null) {
+            return new Retried(Retried.Outcome.DONE, null);
+        }
+        if (failure.cause() instanceof HandlerFailedException) {
+            return new Retried(Retried.Outcome.FAILED, failure.cause());
+        }
+        return new Retried(failure.cause() instanceof PoisonEventException ? Retried.Outcome.POISON
+                : Retried.Outcome.NOT_NOW, failure.cause());
+    }
+
+    /** Each handler's {@code <event_type>:v<version>}: the parked events this dispatcher can run. */
+    Set<String> handledKeys() {
+        return handlers.byKey().keySet();
     }
 
     /** A record with a LEASED handler: its TRANSACTIONAL handlers first, then the LEASED ones, one failure for all. */
@@ -169,6 +269,10 @@ public final class EventDispatcher {
             return new TransactionalHandling.Failure(delivery, second);
         }
         return new TransactionalHandling.Failure(delivery, HandlerFailedException.of(failed));
+    }
+
+    ClaimPolicy claimPolicy() {
+        return policy;
     }
 
     DispatchListener listener() {

@@ -28,12 +28,15 @@ import org.springframework.kafka.listener.DefaultErrorHandler;
  * Consumes outbox topics with spring-kafka and hands every poll to the {@link EventDispatcher}, which claims a run of
  * TRANSACTIONAL records with one statement and handles it in one transaction. Offsets are
  * committed after every record of a poll was handled (its handlers' transactions have committed); a redelivery after
- * a crash is absorbed by the claims, so committing per poll rather than per record loses nothing. Failures use spring-kafka's
- * {@link DefaultErrorHandler}: a failing handler is retried with exponential backoff ({@link RetryPolicy}), then its
- * claim is marked
- * {@code failed} and the record goes to {@code <topic>.dlt} with headers {@code once-dlt-reason},
- * {@code once-dlt-handler} and {@code once-dlt-attempts}; a poison record goes there at once. Either way the
- * partition keeps flowing.
+ * a crash is absorbed by the claims, so committing per poll rather than per record loses nothing.
+ *
+ * <p>With {@link Parking} on, a record whose handler fails parks its key in PostgreSQL, and its later records park
+ * behind it, so the rest of the partition flows and the key keeps its order; a retrier runs parked keys again with
+ * backoff ({@link ParkingPolicy}) and dead-letters an event that failed for its whole window. With parking off, a
+ * failing handler is retried in place with exponential backoff ({@link RetryPolicy}), then its claim is marked
+ * {@code failed} and the record goes to {@code <topic>.dlt}. Dead letters carry the headers {@code once-dlt-reason},
+ * {@code once-dlt-handler} and {@code once-dlt-attempts}; a poison record goes there at once. A failure of the
+ * database is retried in place until it passes: it is not the handler's.
  */
 public final class KafkaEventDispatcher implements AutoCloseable {
 
@@ -47,6 +50,8 @@ public final class KafkaEventDispatcher implements AutoCloseable {
     private final String groupId;
     private final java.util.List<String> topics;
     private volatile String stopped;
+    private final ParkingLot parking;
+    private final ParkedRetrier retrier;
 
     /** Consumer threads per instance by default: one per instance keeps a partition's records in order cheaply. */
     public static final int CONCURRENCY = 1;
@@ -102,6 +107,18 @@ public final class KafkaEventDispatcher implements AutoCloseable {
     public KafkaEventDispatcher(Map<String, Object> consumerSettings, Map<String, Object> producerSettings,
                                 String groupId, EventDispatcher dispatcher, int concurrency, RetryPolicy retry,
                                 io.micrometer.core.instrument.MeterRegistry registry, String... topics) {
+        this(consumerSettings, producerSettings, groupId, dispatcher, concurrency, retry, Parking.off(), registry, topics);
+    }
+
+    /**
+     * As above; with {@code parking} on, a record whose handler fails parks its key in PostgreSQL instead of being
+     * retried in place ({@code retry} then applies to nothing but a parking that is off): the key's later records
+     * park behind it, other keys and the partition's offsets move on, and a retrier runs parked keys again in the
+     * background ({@link ParkingPolicy}).
+     */
+    public KafkaEventDispatcher(Map<String, Object> consumerSettings, Map<String, Object> producerSettings,
+                                String groupId, EventDispatcher dispatcher, int concurrency, RetryPolicy retry,
+                                Parking parking, io.micrometer.core.instrument.MeterRegistry registry, String... topics) {
         int maxAttempts = retry.maxAttempts();
         Map<String, Object> consumer = new HashMap<>(DEFAULT_CONSUMER);
         consumer.putAll(consumerSettings);
@@ -117,7 +134,9 @@ public final class KafkaEventDispatcher implements AutoCloseable {
             RecordHeaders headers = new RecordHeaders();
             headers.add(WireFormat.DLT_REASON, utf8(String.valueOf(cause.getMessage())));
             headers.add(WireFormat.DLT_HANDLER, utf8(cause instanceof HandlerFailedException h ? h.handlerKey() : ""));
-            headers.add(WireFormat.DLT_ATTEMPTS, utf8(Integer.toString(cause instanceof PoisonEventException ? 1 : maxAttempts)));
+            int attempts = e instanceof ParkedRetrier.RetriesExhaustedException exhausted ? exhausted.attempts()
+                    : cause instanceof PoisonEventException ? 1 : maxAttempts;
+            headers.add(WireFormat.DLT_ATTEMPTS, utf8(Integer.toString(attempts)));
             return headers;
         });
         DefaultErrorHandler errors = new DefaultErrorHandler((record, e) -> {
@@ -147,7 +166,17 @@ public final class KafkaEventDispatcher implements AutoCloseable {
         ContainerProperties properties = new ContainerProperties(topics);
         properties.setGroupId(groupId);
         properties.setAckMode(ContainerProperties.AckMode.BATCH); // after every record of the poll was handled
-        properties.setMessageListener((BatchMessageListener<String, byte[]>) dispatcher::dispatchBatch);
+        if (parking.enabled()) {
+            this.parking = new ParkingLot(parking.dataSource(), groupId, parking.policy());
+            ParkingLot lot = this.parking;
+            properties.setMessageListener((BatchMessageListener<String, byte[]>) records -> dispatcher.dispatchBatch(records, lot));
+            this.retrier = new ParkedRetrier(lot, dispatcher, dispatcher.claimPolicy().lease(),
+                    dispatcher.claimPolicy().ttl(), dlt::accept);
+        } else {
+            this.parking = null;
+            this.retrier = null;
+            properties.setMessageListener((BatchMessageListener<String, byte[]>) dispatcher::dispatchBatch);
+        }
         DefaultKafkaConsumerFactory<String, byte[]> consumers =
                 new DefaultKafkaConsumerFactory<>(consumer, new StringDeserializer(), new ByteArrayDeserializer());
         if (registry != null) {
@@ -191,6 +220,27 @@ public final class KafkaEventDispatcher implements AutoCloseable {
 
     public void start() {
         container.start();
+        if (retrier != null) {
+            retrier.start();
+        }
+    }
+
+    /**
+     * The group's parked events, by status and reason (with parking on): for health's details. Holding is not a
+     * fault: a rolling deploy holds a new version's events until its handler runs.
+     */
+    public Map<String, Object> parked() {
+        if (parking == null) {
+            return Map.of("enabled", false);
+        }
+        Map<String, Object> details = new java.util.LinkedHashMap<>();
+        details.put("enabled", true);
+        for (ParkingLot.Count count : parking.summary()) {
+            String name = "failed".equals(count.status()) ? "failed" : count.reason();
+            details.put(name + "-events", count.events());
+            details.put(name + "-keys", count.keys());
+        }
+        return details;
     }
 
     /** Whether the consumers are running (started and not closed). */
@@ -214,6 +264,9 @@ public final class KafkaEventDispatcher implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        if (retrier != null) {
+            retrier.close();
+        }
         if (container.isRunning()) {
             container.stop();
         }

@@ -21,8 +21,10 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * TRANSACTIONAL handlers: a claim, the handler's writes and the completion commit in one transaction, so an effect
  * exists exactly when its claim says it does. A group of claims (a run of records, one record, one handler) is
- * attempted in one transaction: fresh keys claimed by one multi-row statement, existing ones by the full claim
- * (replay, conflict, reclaim), the handlers run in record order, every claim completed by one update. When the
+ * attempted in one transaction: fresh keys claimed already completed by one multi-row statement (one write per claim:
+ * nobody can see a claim of an uncommitted transaction in progress, and a concurrent duplicate waits on the unique
+ * key, then finds it completed), existing ones by the full claim (replay, conflict, reclaim) and completed by one
+ * update, the handlers run in record order. When the
  * attempt fails it is rolled back and attempted smaller (each record alone, then each handler of a failing record
  * alone), so that what can commit does, one failing handler never holds another back, and the failure found is the
  * handler's own. A transient failure (the database's) is not split: nothing can commit until it passes. A batch
@@ -136,14 +138,14 @@ final class TransactionalHandling {
                 outcomes.skipped(claim.handlerKey(), observations.start(claim)); // the same event twice in one poll
             }
         }
-        List<ClaimToken> fresh = store.claimFresh(unique.stream().map(Delivery.Claim::scope).toList(),
-                unique.stream().map(Delivery.Claim::requestHash).toList(), policy);
-        List<ClaimToken> owned = new ArrayList<>(unique.size());
+        // one write per fresh claim: inserted completed, in the transaction its handler's writes commit in
+        boolean[] fresh = store.claimCompleted(unique.stream().map(Delivery.Claim::scope).toList(),
+                unique.stream().map(Delivery.Claim::requestHash).toList(), policy, HANDLED);
+        List<ClaimToken> reclaimed = new ArrayList<>();
         Map<HandlerRegistration, List<Delivery.Claim>> batches = new LinkedHashMap<>();
         for (int i = 0; i < unique.size(); i++) {
             Delivery.Claim claim = unique.get(i);
-            ClaimToken token = fresh.get(i);
-            if (token == null) {
+            if (!fresh[i]) {
                 ClaimResult result = store.claim(claim.scope(), claim.requestHash(), policy);
                 if (!(result instanceof ClaimResult.Claimed c)) {
                     Observation observation = observations.start(claim);
@@ -151,7 +153,7 @@ final class TransactionalHandling {
                     outcomes.skipped(claim.handlerKey(), observation);
                     continue;
                 }
-                token = c.token();
+                reclaimed.add(c.token()); // failed, expired or lapsed before: completed below
             }
             if (claim.registration().batch() != null) {
                 batches.computeIfAbsent(claim.registration(), r -> new ArrayList<>()).add(claim);
@@ -159,11 +161,10 @@ final class TransactionalHandling {
                 Observation observation = observations.start(claim);
                 outcomes.handled(claim.handlerKey(), Handlers.invoke(claim, observation), observation);
             }
-            owned.add(token);
         }
         // a batch handler's events, in record order, in one call, before the claims complete
         batches.values().forEach(batch -> Handlers.invokeBatch(batch, observations, outcomes));
-        if (store.markAllSucceeded(owned, HANDLED) != owned.size()) {
+        if (store.markAllSucceeded(reclaimed, HANDLED) != reclaimed.size()) {
             throw new IllegalStateException("a claim of this attempt was taken over meanwhile; attempting it smaller");
         }
     }

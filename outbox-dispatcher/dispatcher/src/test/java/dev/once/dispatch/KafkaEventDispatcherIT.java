@@ -147,14 +147,15 @@ class KafkaEventDispatcherIT {
                 WireFormat.TENANT_ID, "acme", WireFormat.ACTOR_ID, "alice", WireFormat.EVENT_TYPE, "OrderPlaced",
                 WireFormat.EVENT_VERSION, "1"));
         publish(UUID.randomUUID(), "{}", Map.of(WireFormat.EVENT_ID, UUID.randomUUID().toString(),
-                WireFormat.TENANT_ID, "acme", WireFormat.ACTOR_ID, "alice", WireFormat.EVENT_TYPE, "Unknown",
-                WireFormat.EVENT_VERSION, "7"));
+                WireFormat.TENANT_ID, "acme", WireFormat.ACTOR_ID, "alice", WireFormat.EVENT_TYPE, "OrderPlaced",
+                WireFormat.EVENT_VERSION, "7")); // an unknown version, held only with parking: without, dead-lettered
         UUID next = publish(UUID.randomUUID());
 
         await().atMost(Duration.ofSeconds(60)).until(() -> effects("projection", next) == 1);
         List<ConsumerRecord<String, byte[]>> dead = deadLetters(3);
         assertThat(dead).extracting(r -> header(r, WireFormat.DLT_REASON)).containsExactlyInAnyOrder(
-                "Header tenant_id is missing", "No handler for Unknown v7",
+                "Header tenant_id is missing", "No handler for OrderPlaced v7, and holding it needs parking "
+                        + "(once.dispatcher.parking.enabled)",
                 dead.stream().map(r -> header(r, WireFormat.DLT_REASON)).filter(s -> s.startsWith("Payload is not JSON"))
                         .findFirst().orElse("a not-JSON reason"));
         assertThat(dead).allSatisfy(r -> assertThat(header(r, WireFormat.DLT_ATTEMPTS)).isEqualTo("1"));

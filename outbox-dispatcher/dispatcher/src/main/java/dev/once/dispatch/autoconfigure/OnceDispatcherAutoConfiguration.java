@@ -6,6 +6,7 @@ import dev.once.dispatch.DispatchListener;
 import dev.once.dispatch.EventDispatcher;
 import dev.once.dispatch.HandlerRegistration;
 import dev.once.dispatch.KafkaEventDispatcher;
+import dev.once.dispatch.Parking;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.internal.RunningLifecycle;
 import dev.once.wire.RecordSigning;
@@ -14,6 +15,7 @@ import io.micrometer.observation.ObservationRegistry;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -65,7 +67,7 @@ public class OnceDispatcherAutoConfiguration {
         List<HandlerRegistration> registrations = handlers.orderedStream().toList();
         checkDeclaredTopics(registrations, properties.getTopics());
         return new EventDispatcher(store, transactions, registrations, properties.toClaimPolicy(), signing, listener,
-                observations.getIfAvailable(() -> ObservationRegistry.NOOP));
+                observations.getIfAvailable(() -> ObservationRegistry.NOOP), properties.getUnhandled().toPolicy());
     }
 
     /**
@@ -98,13 +100,15 @@ public class OnceDispatcherAutoConfiguration {
                                                   ObjectProvider<MeterRegistry> registries,
                                                   ObjectProvider<ConsumerFactory<?, ?>> consumers,
                                                   ObjectProvider<ProducerFactory<?, ?>> producers,
-                                                  Environment environment) {
+                                                  ObjectProvider<DataSource> dataSources, Environment environment) {
         Map<String, Object> consumer = new HashMap<>(consumers.getObject().getConfigurationProperties());
         consumer.putAll(properties.getConsumer());
         Map<String, Object> producer = new HashMap<>(producers.getObject().getConfigurationProperties());
         producer.putAll(properties.getProducer());
+        Parking parking = properties.getParking().isEnabled()
+                ? Parking.on(dataSources.getObject(), properties.getParking().toPolicy()) : Parking.off();
         return new KafkaEventDispatcher(consumer, producer, groupId(properties, consumer, environment), dispatcher,
-                properties.getConcurrency(), properties.toRetryPolicy(), registries.getIfAvailable(),
+                properties.getConcurrency(), properties.toRetryPolicy(), parking, registries.getIfAvailable(),
                 properties.getTopics().toArray(String[]::new));
     }
 
@@ -158,7 +162,21 @@ public class OnceDispatcherAutoConfiguration {
     }
 
     /**
-     * {@code /actuator/health} shows the dispatcher: up while its consumers run; down once they stopped, or when one
+     * The group's parked events for health's details; what the database cannot answer now is said, not thrown: the
+     * store's own health tells whether the database is up.
+     */
+    static Object parked(KafkaEventDispatcher consumers) {
+        try {
+            return consumers.parked();
+        } catch (RuntimeException e) {
+            return "unknown: " + e.getMessage();
+        }
+    }
+
+    /**
+     * {@code /actuator/health} shows the dispatcher: up while its consumers run, and while keys are parked or held
+     * (details {@code parked}: a rolling deploy holds a new version's events, which is no reason to take the instance
+     * out of service); down once they stopped, or when one
      * of them stopped on its own (Kafka refused its credentials), with the reason.
      */
     @Configuration(proxyBeanMethods = false)
@@ -179,6 +197,7 @@ public class OnceDispatcherAutoConfiguration {
                 return health.withDetail("group", consumers.groupId())
                         .withDetail("topics", properties.getTopics())
                         .withDetail("assigned-consumers", consumers.assignedConsumers())
+                        .withDetail("parked", parked(consumers))
                         .withDetail("signing", signing.describe()).build();
             };
         }

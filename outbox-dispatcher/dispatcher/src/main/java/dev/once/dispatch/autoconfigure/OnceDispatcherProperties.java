@@ -1,9 +1,14 @@
 package dev.once.dispatch.autoconfigure;
 
+import dev.once.dispatch.ParkingPolicy;
+import dev.once.dispatch.UnhandledPolicy;
+import dev.once.dispatch.UnhandledPolicy.Action;
 import dev.once.idempotency.IdempotencyDefaults;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /** {@code once.dispatcher.*}: the Kafka consumers that run registered handlers exactly once. */
@@ -38,7 +43,10 @@ public class OnceDispatcherProperties {
     /** Consumer threads per instance. */
     private int concurrency = dev.once.dispatch.KafkaEventDispatcher.CONCURRENCY;
 
-    /** Deliveries of a record whose handler keeps failing before it is dead-lettered. */
+    /**
+     * With parking off: deliveries of a record whose handler keeps failing before it is dead-lettered. (With parking
+     * on, a failing record parks its key at once.)
+     */
     private int maxAttempts = dev.once.dispatch.RetryPolicy.MAX_ATTEMPTS;
 
     /** The first pause before a failed record is delivered again. */
@@ -76,6 +84,185 @@ public class OnceDispatcherProperties {
 
     public void setRetryMaxInterval(Duration retryMaxInterval) {
         this.retryMaxInterval = retryMaxInterval;
+    }
+
+    /** Parking of failing keys: {@code once.dispatcher.parking.*}. */
+    private final Parking parking = new Parking();
+
+    /** What becomes of events no handler takes: {@code once.dispatcher.unhandled.*}. */
+    private final Unhandled unhandled = new Unhandled();
+
+    public Parking getParking() {
+        return parking;
+    }
+
+    public Unhandled getUnhandled() {
+        return unhandled;
+    }
+
+    /**
+     * A key whose event keeps failing is parked in PostgreSQL with its later events, in order, and retried in the
+     * background, while the partition flows on.
+     */
+    public static class Parking {
+
+        /**
+         * Whether failing keys are parked. Off: a failing record is retried in place (max-attempts, retry-*) and
+         * then dead-lettered, and events to hold are dead-lettered.
+         */
+        private boolean enabled = true;
+
+        /** The first retry of a parked event, after its first failure. */
+        private Duration initialInterval = ParkingPolicy.INITIAL_INTERVAL;
+
+        /** Each further retry waits this many times longer. */
+        private double multiplier = ParkingPolicy.MULTIPLIER;
+
+        /** The longest wait between two retries. */
+        private Duration maxInterval = ParkingPolicy.MAX_INTERVAL;
+
+        /**
+         * How long after its first failure an event is retried; then it is failed and dead-lettered, and its key
+         * stays parked until an operator retries or abandons it.
+         */
+        private Duration window = ParkingPolicy.WINDOW;
+
+        public ParkingPolicy toPolicy() {
+            return new ParkingPolicy(initialInterval, multiplier, maxInterval, window);
+        }
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getInitialInterval() {
+            return initialInterval;
+        }
+
+        public void setInitialInterval(Duration initialInterval) {
+            this.initialInterval = initialInterval;
+        }
+
+        public double getMultiplier() {
+            return multiplier;
+        }
+
+        public void setMultiplier(double multiplier) {
+            this.multiplier = multiplier;
+        }
+
+        public Duration getMaxInterval() {
+            return maxInterval;
+        }
+
+        public void setMaxInterval(Duration maxInterval) {
+            this.maxInterval = maxInterval;
+        }
+
+        public Duration getWindow() {
+            return window;
+        }
+
+        public void setWindow(Duration window) {
+            this.window = window;
+        }
+    }
+
+    /**
+     * Events no handler takes. A foreign type (no handler in any version: another service's events on a shared
+     * topic) is skipped and counted by default; an unknown version of a handled type (a producer deployed before its
+     * consumers) is held until a handler for it runs. Poison is dead-lettered whatever this says.
+     */
+    public static class Unhandled {
+
+        /** A type no handler takes in any version: skip, hold or dead-letter. */
+        private Action foreignType = UnhandledPolicy.FOREIGN_TYPE;
+
+        /** A handled type in a version no handler takes: skip, hold or dead-letter. */
+        private Action unknownVersion = UnhandledPolicy.UNKNOWN_VERSION;
+
+        /**
+         * Per topic, over the two above, e.g.
+         * {@code once.dispatcher.unhandled.topics[once.account].foreign-type=dead-letter} (brackets keep the dots).
+         */
+        private Map<String, Topic> topics = new LinkedHashMap<>();
+
+        /** Per event type, over everything else, e.g. {@code once.dispatcher.unhandled.types.AuditTrail=skip}. */
+        private Map<String, Action> types = new LinkedHashMap<>();
+
+        /** One topic's choices; either may be left out. */
+        public static class Topic {
+            private Action foreignType;
+            private Action unknownVersion;
+
+            public Action getForeignType() {
+                return foreignType;
+            }
+
+            public void setForeignType(Action foreignType) {
+                this.foreignType = foreignType;
+            }
+
+            public Action getUnknownVersion() {
+                return unknownVersion;
+            }
+
+            public void setUnknownVersion(Action unknownVersion) {
+                this.unknownVersion = unknownVersion;
+            }
+        }
+
+        public UnhandledPolicy toPolicy() {
+            UnhandledPolicy policy = UnhandledPolicy.ofDefaults().foreignType(foreignType).unknownVersion(unknownVersion);
+            for (Map.Entry<String, Topic> topic : topics.entrySet()) {
+                if (topic.getValue().getForeignType() != null) {
+                    policy = policy.foreignTypeOn(topic.getKey(), topic.getValue().getForeignType());
+                }
+                if (topic.getValue().getUnknownVersion() != null) {
+                    policy = policy.unknownVersionOn(topic.getKey(), topic.getValue().getUnknownVersion());
+                }
+            }
+            for (Map.Entry<String, Action> type : types.entrySet()) {
+                policy = policy.forType(type.getKey(), type.getValue());
+            }
+            return policy;
+        }
+
+        public Action getForeignType() {
+            return foreignType;
+        }
+
+        public void setForeignType(Action foreignType) {
+            this.foreignType = foreignType;
+        }
+
+        public Action getUnknownVersion() {
+            return unknownVersion;
+        }
+
+        public void setUnknownVersion(Action unknownVersion) {
+            this.unknownVersion = unknownVersion;
+        }
+
+        public Map<String, Topic> getTopics() {
+            return topics;
+        }
+
+        public void setTopics(Map<String, Topic> topics) {
+            this.topics = topics;
+        }
+
+        public Map<String, Action> getTypes() {
+            return types;
+        }
+
+        public void setTypes(Map<String, Action> types) {
+            this.types = types;
+        }
     }
 
     /** The lease of LEASED handlers' claims. */

@@ -128,12 +128,13 @@ class LateRedeliveryIT {
         String topic = topic();
         UUID event = send(topic, "OrderBroken");
         String group = "late-" + UUID.randomUUID();
-        runner(topic, group, "1h").run(context ->
+        // parking off: retried in place, then dead-lettered with a failed claim (parking keeps it in PostgreSQL)
+        runner(topic, group, "1h").withPropertyValues("once.dispatcher.parking.enabled=false").run(context ->
                 await().atMost(Duration.ofSeconds(60)).until(() -> deadLetters(topic).size() == 1));
         awaitOlderThanTheRequestTtl(event);
 
         republish(deadLetters(topic).get(0), topic);
-        runner(topic, group, "1h").run(context -> {
+        runner(topic, group, "1h").withPropertyValues("once.dispatcher.parking.enabled=false").run(context -> {
             MeterRegistry meters = context.getBean(MeterRegistry.class);
             // the re-published copy, and the original too when its offset was not committed before the stop
             await().atMost(Duration.ofSeconds(60)).until(() -> skipped(meters, "broken") >= 1);

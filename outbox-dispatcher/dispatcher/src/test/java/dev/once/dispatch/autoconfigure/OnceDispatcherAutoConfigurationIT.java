@@ -111,7 +111,9 @@ class OnceDispatcherAutoConfigurationIT {
         Map<String, Object> sasl = SecuredKafka.saslClientProperties(SecuredKafka.USER, SecuredKafka.PASSWORD);
         publish(sasl, List.of(event(topic, handled, "OrderPlaced"), event(topic, unhandleable, "OrderVanished")));
 
-        runner().withPropertyValues("once.dispatcher.topics=" + topic, "once.dispatcher.group-id=g-" + topic)
+        // a foreign type is skipped by default; this service asks for it to be dead-lettered
+        runner().withPropertyValues("once.dispatcher.topics=" + topic, "once.dispatcher.group-id=g-" + topic,
+                        "once.dispatcher.unhandled.foreign-type=dead-letter")
                 .withPropertyValues(SecuredKafka.springSasl(SecuredKafka.USER, SecuredKafka.PASSWORD).toArray(String[]::new))
                 .run(context -> {
                     JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
