@@ -8,21 +8,12 @@ import dev.once.test.ReplicationCleanup;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
 import dev.once.wire.WireFormat;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -65,7 +56,7 @@ class RelayCrashIT {
         TestKafka.createTopic(prefix + ".order", 3);
         TestKafka.createTopic(prefix + ".big", 1);
         try {
-            try (Child first = Child.start(prefix, slot, step == Step.RECEIVED || step == Step.PUBLISHED
+            try (ChildJvm first = start(prefix, slot, step == Step.RECEIVED || step == Step.PUBLISHED
                     ? step.name().toLowerCase() : "")) {
                 first.await("STEP leading");
                 try (Holding held = Holding.at(step)) {
@@ -74,7 +65,7 @@ class RelayCrashIT {
                     first.kill();
                 }
             }
-            try (Child second = Child.start(prefix, slot, "")) {
+            try (ChildJvm second = start(prefix, slot, "")) {
                 second.await("STEP leading");
                 Set<String> published = distinct(prefix + ".order", EVENTS);
                 assertThat(published).hasSize(EVENTS);
@@ -93,7 +84,7 @@ class RelayCrashIT {
     }
 
     /** Waits until the first relay is where {@code step} says, so that the kill lands there. */
-    private static void killPoint(Child first, Step step, String prefix) {
+    private static void killPoint(ChildJvm first, Step step, String prefix) {
         switch (step) {
             case RECEIVED, PUBLISHED -> first.await("STEP " + step.name().toLowerCase());
             case PARKED -> await("a refused event parked").atMost(Duration.ofSeconds(60)).until(() -> jdbc.queryForObject(
@@ -175,57 +166,11 @@ class RelayCrashIT {
         }
     }
 
-    /** A {@link RelayProcess} JVM; its standard output read line by line. */
-    private record Child(Process process, List<String> lines) implements AutoCloseable {
-
-        static Child start(String prefix, String slot, String block) {
-            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                    .toString(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                    RelayProcess.class.getName(), "url=" + db.server().jdbcUrl(), "user=" + db.server().username(),
-                    "password=" + db.server().password(), "schema=" + db.schema(), "slot=" + slot,
-                    "bootstrap=" + TestKafka.bootstrapServers(), "prefix=" + prefix, "block=" + block,
-                    "max-request-size=100000"));
-            try {
-                Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-                List<String> lines = new CopyOnWriteArrayList<>();
-                Thread reader = new Thread(() -> {
-                    try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                            StandardCharsets.UTF_8))) {
-                        for (String line = in.readLine(); line != null; line = in.readLine()) {
-                            lines.add(line);
-                        }
-                    } catch (IOException e) {
-                        // the process ended
-                    }
-                }, "relay-process-output");
-                reader.setDaemon(true);
-                reader.start();
-                return new Child(process, lines);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-
-        void await(String line) {
-            org.awaitility.Awaitility.await("the relay JVM to say " + line).atMost(Duration.ofSeconds(120)).until(() -> {
-                if (!process.isAlive()) {
-                    throw new IllegalStateException("the relay JVM exited: " + String.join("\n", lines));
-                }
-                return lines.stream().anyMatch(l -> l.startsWith(line));
-            });
-        }
-
-        /** {@code kill -9}. */
-        void kill() throws InterruptedException {
-            process.destroyForcibly();
-            if (!process.waitFor(30, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("the relay JVM survived SIGKILL");
-            }
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            kill();
-        }
+    /** A {@link RelayProcess} JVM, stopped for good at {@code block} (a step name, or empty). */
+    private static ChildJvm start(String prefix, String slot, String block) {
+        return ChildJvm.start(RelayProcess.class, List.of("url=" + db.server().jdbcUrl(),
+                "user=" + db.server().username(), "password=" + db.server().password(), "schema=" + db.schema(),
+                "slot=" + slot, "bootstrap=" + TestKafka.bootstrapServers(), "prefix=" + prefix, "block=" + block,
+                "max-request-size=100000"));
     }
 }
