@@ -5,6 +5,8 @@ import dev.once.dispatch.DispatchListener;
 import dev.once.dispatch.EventDispatcher;
 import dev.once.dispatch.HandlerRegistration;
 import dev.once.dispatch.KafkaEventDispatcher;
+import dev.once.dispatch.Parking;
+import dev.once.dispatch.ParkingPolicy;
 import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.OnceMigrations;
@@ -67,9 +69,6 @@ public final class DispatchBenchmark {
     private static final RecordSigning SIGNING = RecordSigning.require(
             SigningKeys.of(Map.of("bench-1", "a benchmark key of thirty-two bytes or more"), null));
 
-    /** The claims' route of the floor variant. */
-    private static final dev.once.idempotency.Route FLOOR_ROUTE = dev.once.idempotency.Route.of("OrderPlaced:v1:claims-floor");
-
     private DispatchBenchmark() {
     }
 
@@ -87,7 +86,7 @@ public final class DispatchBenchmark {
             OnceMigrations.migrate(ds);
             JdbcTemplate jdbc = new JdbcTemplate(ds);
             jdbc.execute("CREATE TABLE effect (variant text NOT NULL, event_id uuid NOT NULL)");
-            produce(bootstrap, topic, events);
+            produce(bootstrap, topic, events, heapOnly ? PARKED_KEYS : 0);
             System.out.printf(Locale.ROOT, "dispatch benchmark: %d events, 4 partitions, on %s and Kafka %s%n", events, server, bootstrap);
 
             DataSourceTransactionManager transactions = new DataSourceTransactionManager(ds);
@@ -109,9 +108,32 @@ public final class DispatchBenchmark {
             String[] order = heapOnly ? new String[] {"off-1", "require-1"} : new String[] {"off-1", "require-1", "require-2", "off-2"};
             double[] runs = new double[order.length];
             for (int i = 0; i < order.length; i++) {
-                runs[i] = timed(jdbc, order[i], events, dispatcher(store, transactions, jdbc, bootstrap, topic, order[i],
-                        order[i].startsWith("off") ? RecordSigning.off() : SIGNING, ObservationRegistry.NOOP));
-                System.out.printf(Locale.ROOT, "  %-10s %8.0f events/s%n", order[i], runs[i]);
+                RecordSigning signing = order[i].startsWith("off") ? RecordSigning.off() : SIGNING;
+                if (heapOnly) {
+                    // parking on, with 1,000 keys of this topic parked for good (their events park behind them)
+                    String group = order[i] + "-" + UUID.randomUUID();
+                    parkKeys(jdbc, group, topic, PARKED_KEYS);
+                    runs[i] = timed(jdbc, order[i], events, dispatcher(store, transactions, jdbc, bootstrap, topic,
+                            order[i], signing, ObservationRegistry.NOOP, Parking.on(ds, ParkingPolicy.ofDefaults()), group));
+                    System.out.printf(Locale.ROOT, "  %-10s %8.0f events/s, parked behind the 1,000 keys: %d%n",
+                            order[i], runs[i], jdbc.queryForObject("SELECT count(*) FROM once_parked_event WHERE "
+                                    + "group_id = ? AND reason = 'behind'", Long.class, group));
+                } else {
+                    runs[i] = timed(jdbc, order[i], events, dispatcher(store, transactions, jdbc, bootstrap, topic,
+                            order[i], signing, ObservationRegistry.NOOP));
+                    System.out.printf(Locale.ROOT, "  %-10s %8.0f events/s%n", order[i], runs[i]);
+                }
+            }
+            // parking on and off, nothing failing, ABBA, signing off: the cost of looking up a poll's keys
+            String[] parkingOrder = heapOnly ? new String[0]
+                    : new String[] {"parking-on-1", "parking-off-1", "parking-off-2", "parking-on-2"};
+            double[] parkingRuns = new double[parkingOrder.length];
+            for (int i = 0; i < parkingOrder.length; i++) {
+                String variant = parkingOrder[i];
+                parkingRuns[i] = timed(jdbc, variant, events, dispatcher(store, transactions, jdbc, bootstrap, topic,
+                        variant, RecordSigning.off(), ObservationRegistry.NOOP, variant.startsWith("parking-on")
+                                ? Parking.on(ds, ParkingPolicy.ofDefaults()) : Parking.off(), variant + "-" + UUID.randomUUID()));
+                System.out.printf(Locale.ROOT, "  %-13s %8.0f events/s%n", variant, parkingRuns[i]);
             }
             // the same claims, with a batch handler writing each call's events with one JDBC batch (ABBA against the
             // per-event handler, signing off)
@@ -125,20 +147,19 @@ public final class DispatchBenchmark {
                                 ObservationRegistry.NOOP));
                 System.out.printf(Locale.ROOT, "  %-10s %8.0f events/s%n", variant, batchRuns[i]);
             }
-            // the floor of a batch handler's design: the dispatcher's claim statements made directly by a plain batch
-            // listener (one multi-row claim, one JDBC batch of effects, one completion per poll, in one transaction)
-            double claimsFloor = heapOnly ? Double.NaN : timed(jdbc, "claims-floor", events, () -> plainListener(
-                    bootstrap, topic, (BatchMessageListener<String, byte[]>) records -> tx.executeWithoutResult(s -> {
-                        List<dev.once.idempotency.ClaimToken> tokens = store.claimFresh(
-                                records.stream().map(r -> dev.once.idempotency.IdempotencyScope.of("acme", "alice",
-                                        FLOOR_ROUTE, eventId(r).toString())).toList(),
-                                records.stream().map(r -> dev.once.idempotency.RequestFingerprint.ofPayload(FLOOR_ROUTE,
-                                        "application/json", r.value())).toList(), ClaimPolicy.ofDefaults());
-                        jdbc.batchUpdate("INSERT INTO effect VALUES ('claims-floor', ?)", records.stream()
-                                .map(r -> new Object[] {eventId(r)}).toList());
-                        store.markAllSucceeded(tokens.stream().filter(java.util.Objects::nonNull).toList(),
-                                dev.once.idempotency.StoredResponse.of(200, null, new byte[0]));
-                    })));
+            // the floor of the design: the dispatcher's claim statements made directly by a plain batch listener, in one
+            // transaction per poll, with the effects as one JDBC batch (a batch handler's) or one insert per event (a
+            // per-event handler's); claims written once, inserted completed (today's), or twice, inserted in progress
+            // and completed by one update (before); ABBA
+            String[] floorOrder = heapOnly ? new String[0] : new String[] {"floor-batch-1w-1", "floor-batch-2w-1",
+                    "floor-event-1w-1", "floor-event-2w-1", "floor-event-2w-2", "floor-event-1w-2", "floor-batch-2w-2",
+                    "floor-batch-1w-2"};
+            Map<String, Double> floors = new HashMap<>();
+            for (String variant : floorOrder) {
+                double rate = timed(jdbc, variant, events, () -> claimsFloor(store, tx, jdbc, bootstrap, topic, variant));
+                floors.merge(variant.substring(0, variant.length() - 2), rate / 2, Double::sum);
+                System.out.printf(Locale.ROOT, "  %-17s %8.0f events/s%n", variant, rate);
+            }
             double once = heapOnly ? runs[0] : (runs[0] + runs[3]) / 2;
             double signed = heapOnly ? runs[1] : (runs[1] + runs[2]) / 2;
             // tracing off and on (OpenTelemetry, every trace sampled, spans discarded), ABBA, signing off
@@ -172,9 +193,24 @@ public final class DispatchBenchmark {
                 System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  %.2fx of the per-event handler, %.2fx of the "
                         + "hand-batched listener%n", "Once dispatcher, batch handler (one JDBC batch per call)", batchMean,
                         batchMean / eventMean, batchMean / batched);
+                double floorBatch = floors.get("floor-batch-1w");
                 System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  %.2fx of the hand-batched listener; the batch "
-                        + "handler at %.2fx of it%n", "floor: the claim statements in a plain batch listener", claimsFloor,
-                        claimsFloor / batched, batchMean / claimsFloor);
+                        + "handler at %.2fx of it%n", "floor: one-write claims + one JDBC batch", floorBatch,
+                        floorBatch / batched, batchMean / floorBatch);
+                System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  %.2fx of the hand-batched listener; one write "
+                        + "is %.2fx of two%n", "floor: two-write claims + one JDBC batch", floors.get("floor-batch-2w"),
+                        floors.get("floor-batch-2w") / batched, floorBatch / floors.get("floor-batch-2w"));
+                System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  %.2fx of one insert per event; the per-event "
+                        + "handler at %.2fx of it%n", "floor: one-write claims + one insert per event",
+                        floors.get("floor-event-1w"), floors.get("floor-event-1w") / perEvent,
+                        eventMean / floors.get("floor-event-1w"));
+                System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  one write is %.2fx of two%n",
+                        "floor: two-write claims + one insert per event", floors.get("floor-event-2w"),
+                        floors.get("floor-event-1w") / floors.get("floor-event-2w"));
+                double parkingOn = (parkingRuns[0] + parkingRuns[3]) / 2;
+                double parkingOff = (parkingRuns[1] + parkingRuns[2]) / 2;
+                System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  %.3fx of parking off (%.0f events/s)%n",
+                        "Once dispatcher, parking on, nothing failing", parkingOn, parkingOn / parkingOff, parkingOff);
                 double untracedMean = (tracing[0] + tracing[3]) / 2;
                 double tracedMean = (tracing[1] + tracing[2]) / 2;
                 System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  ratio %.2fx%n",
@@ -272,15 +308,80 @@ public final class DispatchBenchmark {
     private static ConsumerStart dispatcher(IdempotencyStore store, DataSourceTransactionManager transactions, JdbcTemplate jdbc,
                                             String bootstrap, String topic, String variant, RecordSigning signing,
                                             ObservationRegistry observations) {
+        return dispatcher(store, transactions, jdbc, bootstrap, topic, variant, signing, observations, Parking.off(),
+                variant + "-" + UUID.randomUUID());
+    }
+
+    /** As above, parking as {@code parking} says, in consumer group {@code group}. */
+    private static ConsumerStart dispatcher(IdempotencyStore store, DataSourceTransactionManager transactions, JdbcTemplate jdbc,
+                                            String bootstrap, String topic, String variant, RecordSigning signing,
+                                            ObservationRegistry observations, Parking parking, String group) {
         return () -> {
             EventDispatcher dispatcher = new EventDispatcher(store, transactions, List.of(HandlerRegistration.transactional(
                     "OrderPlaced", 1, variant, event -> jdbc.update("INSERT INTO effect VALUES (?, ?)", variant, event.eventId()))),
                     ClaimPolicy.ofDefaults(), signing, DispatchListener.NONE, observations);
-            KafkaEventDispatcher consumers = new KafkaEventDispatcher(bootstrap, variant + "-" + UUID.randomUUID(), dispatcher,
-                    1, 3, topic);
+            KafkaEventDispatcher consumers = new KafkaEventDispatcher(
+                    Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
+                    Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap), group, dispatcher, 1,
+                    dev.once.dispatch.RetryPolicy.ofDefaults(), parking, null, topic);
             consumers.start();
             return consumers::close;
         };
+    }
+
+    /** The keys parked for good in the heap run, so every poll's look-up meets a populated table. */
+    private static final int PARKED_KEYS = 1_000;
+
+    /**
+     * The floor variant {@code variant} ({@code floor-<batch|event>-<1w|2w>-n}): a plain batch listener making the
+     * dispatcher's claim statements itself, with one-write ({@code claimCompleted}) or two-write ({@code claimFresh}
+     * then {@code markAllSucceeded}) claims, and its effects as one JDBC batch or one insert per event.
+     */
+    private static Runnable claimsFloor(IdempotencyStore store, TransactionTemplate tx, JdbcTemplate jdbc, String bootstrap,
+                                        String topic, String variant) {
+        boolean batch = variant.contains("-batch-");
+        boolean oneWrite = variant.contains("-1w-");
+        dev.once.idempotency.Route route = dev.once.idempotency.Route.of("OrderPlaced:v1:" + variant);
+        dev.once.idempotency.StoredResponse handled = dev.once.idempotency.StoredResponse.of(200, null, new byte[0]);
+        return plainListener(bootstrap, topic, (BatchMessageListener<String, byte[]>) records -> tx.executeWithoutResult(s -> {
+            List<dev.once.idempotency.IdempotencyScope> scopes = records.stream().map(r -> dev.once.idempotency
+                    .IdempotencyScope.of("acme", "alice", route, eventId(r).toString())).toList();
+            List<String> hashes = records.stream().map(r -> dev.once.idempotency.RequestFingerprint.ofPayload(route,
+                    "application/json", r.value())).toList();
+            List<dev.once.idempotency.ClaimToken> tokens = oneWrite ? List.of()
+                    : store.claimFresh(scopes, hashes, ClaimPolicy.ofDefaults());
+            if (oneWrite) {
+                store.claimCompleted(scopes, hashes, ClaimPolicy.ofDefaults(), handled);
+            }
+            if (batch) {
+                jdbc.batchUpdate("INSERT INTO effect VALUES (?, ?)", records.stream()
+                        .map(r -> new Object[] {variant, eventId(r)}).toList());
+            } else {
+                records.forEach(r -> jdbc.update("INSERT INTO effect VALUES (?, ?)", variant, eventId(r)));
+            }
+            if (!oneWrite) {
+                store.markAllSucceeded(tokens.stream().filter(java.util.Objects::nonNull).toList(), handled);
+            }
+        }));
+    }
+
+    /**
+     * Parks keys {@code p-0} to {@code p-<keys-1>} of {@code topic} for {@code group}, failed for good, on the
+     * partitions Kafka's default partitioner gives them (4), so that the backlog's events of those keys park behind.
+     */
+    private static void parkKeys(JdbcTemplate jdbc, String group, String topic, int keys) {
+        List<Object[]> rows = new ArrayList<>(keys);
+        for (int k = 0; k < keys; k++) {
+            byte[] key = ("p-" + k).getBytes(StandardCharsets.UTF_8);
+            int partition = org.apache.kafka.common.utils.Utils.toPositive(
+                    org.apache.kafka.common.utils.Utils.murmur2(key)) % 4;
+            rows.add(new Object[] {group, topic, partition, -1L - k, "p-" + k});
+        }
+        jdbc.batchUpdate("""
+                INSERT INTO once_parked_event (group_id, topic, kafka_partition, kafka_offset, record_key,
+                    record_timestamp, header_names, header_values, payload, status, reason, next_attempt_at)
+                VALUES (?, ?, ?, ?, ?, 0, '{}', '{}', '{}', 'failed', 'failing', 'infinity')
+                """, rows);
     }
 
     /** A dispatcher whose batch handler writes each call's events as {@code variant} with one JDBC batch. */
@@ -336,7 +437,11 @@ public final class DispatchBenchmark {
 
     /** Event {@code n} of the backlog as a relay publishes it: ~200-byte payload, Once's headers, signed. */
     private static ProducerRecord<String, byte[]> event(String topic, int n) {
-        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "o-" + (n % 1000),
+        return event(topic, n, "o-" + (n % 1000));
+    }
+
+    private static ProducerRecord<String, byte[]> event(String topic, int n, String key) {
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, key,
                 ("{\"n\":" + n + ",\"note\":\"" + "x".repeat(170) + "\"}").getBytes(StandardCharsets.UTF_8));
         for (String[] h : new String[][] {{WireFormat.EVENT_ID, UUID.randomUUID().toString()},
                 {WireFormat.TENANT_ID, "acme"}, {WireFormat.ACTOR_ID, "alice"},
@@ -359,7 +464,8 @@ public final class DispatchBenchmark {
         return hex.toString();
     }
 
-    private static void produce(String bootstrap, String topic, int events) {
+    /** The backlog: {@code events} events of keys {@code o-*}, then one event of each parked key {@code p-*}. */
+    private static void produce(String bootstrap, String topic, int events, int parkedKeys) {
         Properties config = new Properties();
         config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
@@ -372,6 +478,10 @@ public final class DispatchBenchmark {
                     records.clear();
                 }
             }
+            for (int k = 0; k < parkedKeys; k++) {
+                records.add(event(topic, events + k, "p-" + k));
+            }
+            TestKafka.sendAll(producer, records);
         }
     }
 

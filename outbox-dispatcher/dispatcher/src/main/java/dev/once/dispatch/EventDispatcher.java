@@ -142,7 +142,12 @@ public final class EventDispatcher {
         for (int i = 0; i < records.size(); i++) {
             deliveries.add(Delivery.of(i, records.get(i), handlers, signing));
         }
-        Set<String> parked = parking == null ? Set.of() : parking.parkedKeys(deliveries);
+        Set<String> parked;
+        try {
+            parked = parking == null ? Set.of() : parking.parkedKeys(deliveries);
+        } catch (RuntimeException e) {
+            return new TransactionalHandling.Failure(deliveries.get(0), e); // the database's: retried in place
+        }
         int i = 0;
         while (i < deliveries.size()) {
             Delivery delivery = deliveries.get(i);
@@ -155,20 +160,20 @@ public final class EventDispatcher {
                 continue;
             }
             String key = ParkingLot.key(delivery.record());
-            if (key != null && parked.contains(key)) {
-                parking.park(delivery, null);
-                listener.parked(ParkingLot.BEHIND_REASON);
-                i++;
-                continue;
-            }
-            if (delivery.held()) {
+            boolean behind = key != null && parked.contains(key);
+            if (behind || delivery.held()) {
                 if (parking == null) {
                     return new TransactionalHandling.Failure(delivery, new PoisonEventException("No handler for "
                             + delivery.envelope().eventType() + " v" + delivery.envelope().eventVersion()
                             + ", and holding it needs parking (once.dispatcher.parking.enabled)"));
                 }
-                park(parking, parked, delivery, null);
-                listener.unhandled(delivery.envelope().eventType(), delivery.unhandled().reason(), "held");
+                RuntimeException failed = park(parking, parked, delivery, null);
+                if (failed != null) {
+                    return new TransactionalHandling.Failure(delivery, failed);
+                }
+                if (!behind) {
+                    listener.unhandled(delivery.envelope().eventType(), delivery.unhandled().reason(), "held");
+                }
                 i++;
                 continue;
             }
@@ -189,19 +194,34 @@ public final class EventDispatcher {
             if (parking == null || !(failure.cause() instanceof HandlerFailedException handler)) {
                 return failure;
             }
-            park(parking, parked, failure.delivery(), HandlerFailure.of(handler));
+            RuntimeException failed = park(parking, parked, failure.delivery(), HandlerFailure.of(handler));
+            if (failed != null) {
+                return new TransactionalHandling.Failure(failure.delivery(), failed);
+            }
             i = failure.delivery().index() + 1;
         }
         return null;
     }
 
-    private void park(ParkingLot parking, Set<String> parked, Delivery delivery, HandlerFailure failure) {
-        parking.park(delivery, failure);
-        listener.parked(failure == null ? ParkingLot.HELD_REASON : ParkingLot.FAILING_REASON);
+    /**
+     * Parks {@code delivery} (behind its key when the key is parked, else as its head: failing with {@code failure},
+     * or held) and notes its key parked for the rest of the poll; returns what kept it from being parked, the
+     * database's failure, which the poll retries in place from this record.
+     */
+    private RuntimeException park(ParkingLot parking, Set<String> parked, Delivery delivery, HandlerFailure failure) {
         String key = ParkingLot.key(delivery.record());
+        boolean behind = key != null && parked.contains(key);
+        try {
+            parking.park(delivery, failure);
+        } catch (RuntimeException e) {
+            return e;
+        }
+        listener.parked(behind ? ParkingLot.BEHIND_REASON
+                : failure == null ? ParkingLot.HELD_REASON : ParkingLot.FAILING_REASON);
         if (key != null) {
             parked.add(key);
         }
+        return null;
     }
 
     /** Whether {@code next} joins a run of records handled in one transaction. */
