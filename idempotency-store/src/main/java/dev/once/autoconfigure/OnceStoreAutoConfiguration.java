@@ -52,6 +52,13 @@ import org.springframework.transaction.jta.JtaTransactionManager;
 @EnableConfigurationProperties(OnceStoreProperties.class)
 public class OnceStoreAutoConfiguration {
 
+    /** Stops startup when a setting of an earlier version is set under its old name ({@link RenamedProperties}). */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static org.springframework.beans.factory.config.BeanFactoryPostProcessor onceRenamedProperties(Environment environment) {
+        return beanFactory -> RenamedProperties.check(environment);
+    }
+
     /**
      * Wraps each {@link DataSource} bean in an {@link OnceDataSource}, so that outbox rows and the guard's completion
      * travel with the transaction's {@code COMMIT} ({@code once.idempotency.pipelined-commit}, on by default).

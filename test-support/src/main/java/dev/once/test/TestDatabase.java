@@ -98,6 +98,16 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback, 
         return server().jdbcUrlForSchema(schema);
     }
 
+    /**
+     * Spring Boot's {@code spring.datasource.url}, {@code .username} and {@code .password} for this class's schema, to
+     * hand to an application under test (e.g. {@code db.springProperties().forEach((k, v) -> registry.add(k, () -> v))}
+     * in a {@code @DynamicPropertySource}).
+     */
+    public java.util.Map<String, String> springProperties() {
+        return java.util.Map.of("spring.datasource.url", jdbcUrl(), "spring.datasource.username", server().username(),
+                "spring.datasource.password", server().password());
+    }
+
     /** A new pool into {@code schema} on the test server; the caller closes it. */
     public static HikariDataSource newDataSource(String schema, int poolSize, String timeZone) {
         PostgresServer server = TestPostgres.server();

@@ -108,11 +108,28 @@ public class OnceRelayAutoConfiguration {
         return RetentionRule.publishedOutboxEvents(properties.getRetention());
     }
 
+    /** Without Micrometer on the classpath (it is optional), or without a registry, the relay reports to no one. */
     @Bean
     @ConditionalOnMissingBean
-    RelayListener onceRelayListener(ObjectProvider<MeterRegistry> registries, OutboxOperations status) {
-        MeterRegistry registry = registries.getIfAvailable();
-        return registry == null ? RelayListener.NONE : new RelayMetrics(registry, status);
+    RelayListener onceRelayListener() {
+        return RelayListener.NONE;
+    }
+
+    /**
+     * The relay's metrics ({@link RelayMetrics}) when Micrometer is on the classpath and a registry exists. A member
+     * class, so that no method signature names Micrometer's types when it is absent, and so that its bean is
+     * registered before the fallback above looks for one.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(MeterRegistry.class)
+    static class RelayMetering {
+
+        @Bean
+        @ConditionalOnMissingBean
+        RelayListener onceRelayMetrics(ObjectProvider<MeterRegistry> registries, OutboxOperations status) {
+            MeterRegistry registry = registries.getIfAvailable();
+            return registry == null ? RelayListener.NONE : new RelayMetrics(registry, status);
+        }
     }
 
     /**

@@ -48,6 +48,7 @@ public class OnceSigningAutoConfiguration {
                             + "consumes these topics, or once.outbox.signing.mode=off to run without signatures (then anyone "
                             + "who can write to the topics chooses the tenant and actor a handler acts for)");
         }
+        unresolved(properties.getKeys());
         try {
             return RecordSigning.of(mode == null ? RecordSigning.Mode.REQUIRE : mode,
                     SigningKeys.of(properties.getKeys(), properties.getCurrentKey()));
@@ -57,5 +58,25 @@ public class OnceSigningAutoConfiguration {
                             + SigningKeys.MIN_SECRET_BYTES + " bytes, and name the signing one in once.outbox.signing.current-key "
                             + "when there are several");
         }
+    }
+
+    /**
+     * A secret that is still a {@code ${...}} placeholder: the variable it names was not set, and Spring Boot leaves
+     * the text as it is. It is never a key, however long the variable's name; the message names the variable, never
+     * a secret.
+     */
+    static void unresolved(java.util.Map<String, String> keys) {
+        keys.forEach((id, secret) -> {
+            if (secret != null && secret.contains("${")) {
+                String placeholder = secret.substring(secret.indexOf("${"));
+                int end = placeholder.indexOf('}');
+                String variable = end < 0 ? placeholder.substring(2) : placeholder.substring(2, end);
+                throw new OnceConfigurationException("once.outbox.signing.keys." + id + " did not resolve: it is still "
+                        + "the placeholder ${" + variable + "}, so " + variable.split(":", 2)[0] + " is not set",
+                        "Set " + variable.split(":", 2)[0] + " (an environment variable or property) to a secret of at "
+                                + "least " + SigningKeys.MIN_SECRET_BYTES + " bytes, the same on every service that "
+                                + "relays or consumes these topics");
+            }
+        });
     }
 }

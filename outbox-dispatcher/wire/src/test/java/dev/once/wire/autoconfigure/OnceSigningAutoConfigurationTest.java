@@ -57,6 +57,19 @@ class OnceSigningAutoConfigurationTest {
     }
 
     @Test
+    void an_unset_variable_is_named_and_its_placeholder_never_becomes_a_key_however_long() {
+        // 41 characters of placeholder: long enough to pass as a secret if it were taken for one
+        runner.withPropertyValues("once.outbox.signing.keys.main=${ONCE_SIGNING_KEY_FOR_THE_ORDER_TOPICS}")
+                .run(context -> assertThatThrownBy(() -> context.getBean(RecordSigning.class)).rootCause()
+                        .isInstanceOf(OnceConfigurationException.class)
+                        .hasMessageContaining("once.outbox.signing.keys.main did not resolve")
+                        .hasMessageContaining("ONCE_SIGNING_KEY_FOR_THE_ORDER_TOPICS is not set"));
+        runner.withPropertyValues("once.outbox.signing.keys.main=${ONCE_SIGNING_KEY}").run(context -> assertThatThrownBy(
+                () -> context.getBean(RecordSigning.class)).rootCause().hasMessageContaining("ONCE_SIGNING_KEY is not set")
+                .hasMessageNotContaining("bytes;"));
+    }
+
+    @Test
     void a_service_that_neither_relays_nor_consumes_is_not_asked_for_keys() {
         runner.run(context -> {
             assertThat(context).hasNotFailed();

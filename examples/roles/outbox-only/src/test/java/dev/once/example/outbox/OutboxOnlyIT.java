@@ -29,9 +29,7 @@ class OutboxOnlyIT {
 
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
-        registry.add("spring.datasource.url", db::jdbcUrl);
-        registry.add("spring.datasource.username", () -> db.server().username());
-        registry.add("spring.datasource.password", () -> db.server().password());
+        db.springProperties().forEach((name, value) -> registry.add(name, () -> value));
     }
 
     @Autowired
@@ -74,10 +72,12 @@ class OutboxOnlyIT {
     }
 
     @Test
-    void the_service_runs_without_kafka_the_guard_or_debezium_on_its_classpath() {
+    void the_service_runs_without_kafka_the_guard_debezium_jpa_or_micrometer_on_its_classpath() {
         ClassLoader loader = getClass().getClassLoader();
         assertThat(ClassUtils.isPresent("dev.once.guard.IdempotencyMutationGuard", loader)).isFalse();
         assertThat(ClassUtils.isPresent("io.debezium.engine.DebeziumEngine", loader)).isFalse();
+        assertThat(ClassUtils.isPresent("org.hibernate.Session", loader)).as("JPA is the application's choice").isFalse();
+        assertThat(ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry", loader)).isFalse();
         assertThat(context.getBeanNamesForType(OutboxWriter.class)).hasSize(1);
     }
 
