@@ -55,6 +55,9 @@ class GuardHttpContractIT {
     Probe probe;
 
     @Autowired
+    dev.once.guard.app.DocumentsController documents;
+
+    @Autowired
     io.micrometer.core.instrument.MeterRegistry meters;
 
     Http http;
@@ -85,6 +88,17 @@ class GuardHttpContractIT {
         assertThat(body(first)).containsEntry("inner_status", 201).containsEntry("inner_replayed", "null");
         assertThat(body(repeat)).containsEntry("inner_status", 201).containsEntry("inner_replayed", "true");
         assertThat(probe.runs("notes")).isEqualTo(1);
+    }
+
+    @Test
+    void a_declared_method_called_outside_any_request_refuses_to_run_rather_than_run_unguarded() {
+        long before = jdbc.queryForObject("SELECT count(*) FROM guard_document", Long.class);
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> documents.store("{}".getBytes(), null))
+                .isInstanceOf(dev.once.OnceConfigurationException.class)
+                .hasMessageContaining("@Idempotent DocumentsController.store was called outside a Spring MVC request")
+                .hasMessageContaining("IdempotencyMutationGuard.run");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM guard_document", Long.class)).isEqualTo(before);
     }
 
     @Test

@@ -87,6 +87,30 @@ public class OnceIdempotencyAutoConfiguration {
         }
     }
 
+    /** {@code @Idempotent} where no guard applies it (WebFlux, or no web server) stops startup. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+    static class Reactive {
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        static UnguardableRoutes onceUnguardableRoutes() {
+            return new UnguardableRoutes();
+        }
+    }
+
+    /** The same in an application without a web server. */
+    @Configuration(proxyBeanMethods = false)
+    @org.springframework.boot.autoconfigure.condition.ConditionalOnNotWebApplication
+    static class NotWeb {
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        static UnguardableRoutes onceUnguardableRoutes() {
+            return new UnguardableRoutes();
+        }
+    }
+
     /** {@code @Idempotent} routes in a servlet web application. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)

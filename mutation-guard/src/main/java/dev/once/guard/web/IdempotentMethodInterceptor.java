@@ -77,9 +77,18 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
         Object target = invocation.getThis();
         Idempotent route = annotations.computeIfAbsent(new MethodClassKey(method, target == null ? null : target.getClass()),
                 k -> Optional.ofNullable(annotation(invocation))).orElse(null);
+        if (route == null) {
+            return invocation.proceed();
+        }
         RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
-        if (route == null || !(attributes instanceof ServletRequestAttributes servlet)) {
-            return invocation.proceed(); // not an HTTP call of a declared route
+        if (!(attributes instanceof ServletRequestAttributes servlet)) {
+            // an @Async method, a scheduled job, a listener: no Idempotency-Key to read, and running unguarded would
+            // do the very thing @Idempotent promises not to
+            throw new dev.once.OnceConfigurationException("@Idempotent " + method.getDeclaringClass().getSimpleName()
+                    + "." + method.getName() + " was called outside a Spring MVC request (on thread "
+                    + Thread.currentThread().getName() + "), where no Idempotency-Key can be read; it did not run",
+                    "Call it from a request of its route, or guard the work with IdempotencyMutationGuard.run(...) "
+                            + "and a key of your own");
         }
         HttpServletRequest request = servlet.getRequest();
         if (SAFE_METHODS.contains(request.getMethod())) {

@@ -97,4 +97,31 @@ class OnceIdempotencyAutoConfigurationIT {
         runner().withPropertyValues("once.idempotency.enabled=false").run(context ->
                 assertThat(context).doesNotHaveBean(IdempotencyStore.class).doesNotHaveBean(IdempotencyMutationGuard.class));
     }
+
+    /** A route that only a Spring MVC request could guard. */
+    static class Transfers {
+        @dev.once.guard.web.Idempotent
+        public org.springframework.http.ResponseEntity<String> transfer() {
+            return org.springframework.http.ResponseEntity.ok("moved");
+        }
+    }
+
+    @Test
+    void an_idempotent_method_in_an_application_without_spring_mvc_stops_startup_naming_the_fix() {
+        runner().withBean(Transfers.class).run(context -> assertThat(
+                org.springframework.core.NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
+                .isInstanceOf(dev.once.OnceConfigurationException.class)
+                .hasMessageContaining("@Idempotent on Transfers.transfer cannot be guarded: this is not a Spring MVC "
+                        + "application")
+                .hasMessageContaining("IdempotencyMutationGuard.run"));
+        new org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(OnceStoreAutoConfiguration.class,
+                        OnceIdempotencyAutoConfiguration.class))
+                .withBean(DataSource.class, () -> new DelegatingDataSource(db.dataSource()))
+                .withUserConfiguration(Transactions.class).withBean(Transfers.class)
+                .run(context -> assertThat(org.springframework.core.NestedExceptionUtils.getMostSpecificCause(
+                        context.getStartupFailure())).hasMessageContaining("this is not a Spring MVC application")
+                        .hasMessageContaining("spring-boot-starter-webmvc"));
+        runner().run(context -> assertThat(context).hasNotFailed());
+    }
 }
