@@ -96,8 +96,12 @@ public class OnceStoreAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    OutboxWriter outboxWriter(DataSource dataSource, OnceSchema schema, ObjectProvider<OutboxTracing> tracing) {
-        return OutboxWriter.create(dataSource, tracing.getIfAvailable(() -> OutboxTracing.NONE));
+    OutboxWriter outboxWriter(DataSource dataSource, OnceSchema schema, ObjectProvider<OutboxTracing> tracing,
+                              ObjectProvider<tools.jackson.databind.json.JsonMapper> json) {
+        // the application's JsonMapper (Spring Boot's configured one) for object payloads, when it has one
+        OutboxTracing traced = tracing.getIfAvailable(() -> OutboxTracing.NONE);
+        tools.jackson.databind.json.JsonMapper mapper = json.getIfUnique();
+        return mapper == null ? OutboxWriter.create(dataSource, traced) : OutboxWriter.create(dataSource, traced, mapper);
     }
 
     /**

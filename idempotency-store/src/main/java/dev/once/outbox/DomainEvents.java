@@ -90,7 +90,7 @@ public final class DomainEvents {
             }
         }
         Mapping mapping = annotated.get(event.getClass());
-        return mapping == null ? null : mapping.builder(event);
+        return mapping == null ? null : mapping.builder(event, writer.event());
     }
 
     /** An {@link OutboxMapping} worked out once per class: its accessors found. */
@@ -108,9 +108,10 @@ public final class DomainEvents {
                     mapping.version(), accessor(type, mapping.tenantId()), accessor(type, mapping.actorId()));
         }
 
-        OutboxEvent.Builder builder(Object event) {
+        /** {@code builder} from the writer: the payload is the event serialised with the application's mapper. */
+        OutboxEvent.Builder builder(Object event, OutboxEvent.Builder builder) {
             Object id = aggregateId.apply(event);
-            return OutboxEvent.builder().aggregate(aggregate, id == null ? null : id.toString()).type(type, version)
+            return builder.aggregate(aggregate, id == null ? null : id.toString()).type(type, version)
                     .tenantId(text(tenantId, event)).actorId(text(actorId, event)).payload(event);
         }
 

@@ -24,11 +24,18 @@ final class JdbcOutboxWriter implements OutboxWriter {
     private final DataSource dataSource;
     private final JdbcTemplate jdbc;
     private final OutboxTracing tracing;
+    private final tools.jackson.databind.json.JsonMapper json;
 
-    JdbcOutboxWriter(DataSource dataSource, OutboxTracing tracing) {
+    JdbcOutboxWriter(DataSource dataSource, OutboxTracing tracing, tools.jackson.databind.json.JsonMapper json) {
         this.dataSource = dataSource;
         this.jdbc = new JdbcTemplate(dataSource);
         this.tracing = tracing;
+        this.json = json;
+    }
+
+    @Override
+    public OutboxEvent.Builder event() {
+        return OutboxEvent.builder(json);
     }
 
     @Override

@@ -48,8 +48,26 @@ public record OutboxEvent(UUID id, String tenantId, String actorId, String aggre
         headers = headers == null ? Map.of() : Map.copyOf(headers);
     }
 
+    /**
+     * A builder whose {@link Builder#payload(Object)} serialises with a plain {@code JsonMapper} (Jackson's defaults).
+     * To serialise with the application's own (its naming strategy, modules and serializers), take the builder from
+     * {@link OutboxWriter#event()} or {@code MutationContext.event(...)}, or use {@link #builder(JsonMapper)}.
+     */
     public static Builder builder() {
-        return new Builder();
+        return new Builder(JSON);
+    }
+
+    /** A builder whose {@link Builder#payload(Object)} serialises with {@code json}, e.g. the application's bean. */
+    public static Builder builder(JsonMapper json) {
+        if (json == null) {
+            throw new IllegalArgumentException("a JsonMapper is required; builder() takes Jackson's defaults");
+        }
+        return new Builder(json);
+    }
+
+    /** The mapper of {@link #builder()}: Jackson's defaults. */
+    static JsonMapper defaultMapper() {
+        return JSON;
     }
 
     /** A copy of the payload's bytes. */
@@ -143,8 +161,10 @@ public record OutboxEvent(UUID id, String tenantId, String actorId, String aggre
         private byte[] payload;
         private String contentType = JSON_CONTENT_TYPE;
         private final Map<String, String> headers = new LinkedHashMap<>();
+        private final JsonMapper json;
 
-        private Builder() {
+        private Builder(JsonMapper json) {
+            this.json = json;
         }
 
         public Builder id(UUID id) {
@@ -179,9 +199,12 @@ public record OutboxEvent(UUID id, String tenantId, String actorId, String aggre
             return payload(json == null ? null : json.getBytes(StandardCharsets.UTF_8), JSON_CONTENT_TYPE);
         }
 
-        /** The payload as an object, serialised with Jackson, as {@code application/json}. */
+        /**
+         * The payload as an object, serialised with this builder's {@code JsonMapper} (the application's when the
+         * builder came from {@link OutboxWriter#event()} or the guard), as {@code application/json}.
+         */
         public Builder payload(Object value) {
-            return payload(JSON.writeValueAsBytes(value), JSON_CONTENT_TYPE);
+            return payload(json.writeValueAsBytes(value), JSON_CONTENT_TYPE);
         }
 
         /** The payload as bytes of {@code contentType}, e.g. {@code application/avro} or {@code application/x-protobuf}. */

@@ -15,7 +15,20 @@ public interface OutboxWriter {
 
     /** A writer that carries the trace context current at each append with the event ({@link OutboxTracing}). */
     static OutboxWriter create(DataSource dataSource, OutboxTracing tracing) {
-        return new JdbcOutboxWriter(dataSource, tracing);
+        return new JdbcOutboxWriter(dataSource, tracing, OutboxEvent.defaultMapper());
+    }
+
+    /**
+     * As above, and {@link #event()}'s builders serialise object payloads with {@code json}: the application's
+     * {@code JsonMapper} (Spring Boot's configured one), so that its naming strategy, modules and serializers apply.
+     */
+    static OutboxWriter create(DataSource dataSource, OutboxTracing tracing, tools.jackson.databind.json.JsonMapper json) {
+        return new JdbcOutboxWriter(dataSource, tracing, json);
+    }
+
+    /** A builder whose {@link OutboxEvent.Builder#payload(Object)} serialises with this writer's {@code JsonMapper}. */
+    default OutboxEvent.Builder event() {
+        return OutboxEvent.builder();
     }
 
     /**

@@ -54,6 +54,8 @@ public final class IdempotencyMutationGuard {
     private final GuardListener listener;
     private final ObservationRegistry observations;
     private final OutboxTracing tracing;
+    /** What {@link MutationContext#event}'s builders serialise object payloads with; {@code null}: the defaults. */
+    private final tools.jackson.databind.json.JsonMapper json;
 
     public IdempotencyMutationGuard(IdempotencyStore store, PlatformTransactionManager transactions,
                                     FailureMapper failures, GuardListener listener) {
@@ -69,6 +71,17 @@ public final class IdempotencyMutationGuard {
     public IdempotencyMutationGuard(IdempotencyStore store, PlatformTransactionManager transactions,
                                     FailureMapper failures, GuardListener listener, ObservationRegistry observations,
                                     OutboxTracing tracing) {
+        this(store, transactions, failures, listener, observations, tracing, null);
+    }
+
+    /**
+     * As above; {@link MutationContext#event}'s builders serialise object payloads with {@code json}, the
+     * application's {@code JsonMapper} ({@code null}: Jackson's defaults).
+     */
+    public IdempotencyMutationGuard(IdempotencyStore store, PlatformTransactionManager transactions,
+                                    FailureMapper failures, GuardListener listener, ObservationRegistry observations,
+                                    OutboxTracing tracing, tools.jackson.databind.json.JsonMapper json) {
+        this.json = json;
         this.store = store;
         this.work = new TransactionTemplate(transactions);
         this.work.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
@@ -139,7 +152,7 @@ public final class IdempotencyMutationGuard {
     }
 
     private GuardResult execute(ClaimToken token, IdempotencyPolicy policy, MutationHandler handler) {
-        Context context = new Context(token, tracing);
+        Context context = new Context(token, tracing, json);
         Phase2 outcome;
         try {
             outcome = work.execute(tx -> {
@@ -298,10 +311,21 @@ public final class IdempotencyMutationGuard {
         private final OutboxTracing tracing;
         private final java.util.List<dev.once.outbox.OutboxEvent> events = new java.util.ArrayList<>(1);
         private String taskId;
+        private final tools.jackson.databind.json.JsonMapper json;
 
-        Context(ClaimToken token, OutboxTracing tracing) {
+        Context(ClaimToken token, OutboxTracing tracing, tools.jackson.databind.json.JsonMapper json) {
             this.token = token;
             this.tracing = tracing;
+            this.json = json;
+        }
+
+        @Override
+        public dev.once.outbox.OutboxEvent.Builder event(String aggregateType, String aggregateId, String eventType,
+                                                         int version) {
+            dev.once.outbox.OutboxEvent.Builder builder = json == null ? dev.once.outbox.OutboxEvent.builder()
+                    : dev.once.outbox.OutboxEvent.builder(json);
+            return builder.tenantId(scope().tenantId()).actorId(scope().userId())
+                    .aggregate(aggregateType, aggregateId).type(eventType, version);
         }
 
         @Override

@@ -69,10 +69,11 @@ public class OnceIdempotencyAutoConfiguration {
     IdempotencyMutationGuard idempotencyMutationGuard(IdempotencyStore store, PlatformTransactionManager transactions,
                                                       FailureMapper failures, GuardListener listener,
                                                       ObjectProvider<ObservationRegistry> observations,
-                                                      ObjectProvider<OutboxTracing> tracing) {
+                                                      ObjectProvider<OutboxTracing> tracing,
+                                                      ObjectProvider<tools.jackson.databind.json.JsonMapper> json) {
         return new IdempotencyMutationGuard(store, transactions, failures, listener,
                 observations.getIfAvailable(() -> ObservationRegistry.NOOP),
-                tracing.getIfAvailable(() -> OutboxTracing.NONE));
+                tracing.getIfAvailable(() -> OutboxTracing.NONE), json.getIfUnique()); // the application's mapper
     }
 
     /** Micrometer counters and timers, when Micrometer is on the classpath. */

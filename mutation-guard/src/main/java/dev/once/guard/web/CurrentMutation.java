@@ -52,6 +52,11 @@ final class CurrentMutation implements MutationContext, HandlerMethodArgumentRes
     }
 
     @Override
+    public OutboxEvent.Builder event(String aggregateType, String aggregateId, String eventType, int version) {
+        return current().event(aggregateType, aggregateId, eventType, version);
+    }
+
+    @Override
     public void bindTask(String taskId) {
         current().bindTask(taskId);
     }

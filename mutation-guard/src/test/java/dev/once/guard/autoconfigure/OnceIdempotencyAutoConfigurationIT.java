@@ -124,4 +124,28 @@ class OnceIdempotencyAutoConfigurationIT {
                         .hasMessageContaining("spring-boot-starter-webmvc"));
         runner().run(context -> assertThat(context).hasNotFailed());
     }
+
+    record TransferMade(String transferId, long amountCents) {
+    }
+
+    @Test
+    void a_guarded_handlers_event_builder_serialises_with_the_applications_json_mapper() {
+        tools.jackson.databind.json.JsonMapper snakeCase = tools.jackson.databind.json.JsonMapper.builder()
+                .propertyNamingStrategy(tools.jackson.databind.PropertyNamingStrategies.SNAKE_CASE).build();
+        runner().withBean(tools.jackson.databind.json.JsonMapper.class, () -> snakeCase).run(context -> {
+            IdempotencyMutationGuard guard = context.getBean(IdempotencyMutationGuard.class);
+            String key = "k-" + java.util.UUID.randomUUID();
+            guard.run(dev.once.guard.MutationRequest.of(dev.once.idempotency.IdempotencyScope.of("acme", "alice",
+                            dev.once.idempotency.Route.http("POST", "/transfers"), key), "v1:h"),
+                    dev.once.guard.IdempotencyPolicy.ofDefaults(), once -> {
+                        once.append(once.event("transfer", key, "TransferMade", 1)
+                                .payload(new TransferMade(key, 1250)).build());
+                        return dev.once.idempotency.StoredResponse.of(201, "application/json", "{}");
+                    });
+            assertThat(new String(new org.springframework.jdbc.core.JdbcTemplate(db.dataSource()).queryForObject(
+                    "SELECT payload FROM outbox_event WHERE aggregate_id = ?", byte[].class, key),
+                    java.nio.charset.StandardCharsets.UTF_8))
+                    .isEqualTo("{\"transfer_id\":\"" + key + "\",\"amount_cents\":1250}");
+        });
+    }
 }
