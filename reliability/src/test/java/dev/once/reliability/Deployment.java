@@ -68,6 +68,12 @@ final class Deployment implements AutoCloseable {
         properties.put("logging.level.dev.once", "INFO");
     }
 
+    /** Sets {@code name} for every instance started after this; an empty value leaves it unset (the default). */
+    Deployment property(String name, String value) {
+        properties.put(name, value);
+        return this;
+    }
+
     String topicPrefix() {
         return name;
     }

@@ -77,15 +77,29 @@ class ProcessCrashIT {
     @TempDir
     static Path dataDir;
 
-    @ParameterizedTest(name = "{0} relay")
-    @ValueSource(strings = {"cdc", "polling"})
-    void kill_minus_9_of_the_service_while_serving_and_relaying_loses_nothing_and_does_nothing_twice(String relayMode) {
-        Random random = new Random(SEED ^ relayMode.hashCode());
+    /**
+     * {@code cdc} and {@code polling}: the relay, on the suite's broker. {@code embedded-kafka}: the polling relay on
+     * the service's own embedded default, Kafka's KRaft server in the service JVM, killed with it: its log under the
+     * data directory keeps every event published and every offset committed, so nothing relayed before a kill is
+     * lost to the handlers.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"cdc", "polling", "embedded-kafka"})
+    void kill_minus_9_of_the_service_while_serving_and_relaying_loses_nothing_and_does_nothing_twice(String variant) {
+        boolean embeddedKafka = variant.equals("embedded-kafka");
+        String relayMode = embeddedKafka ? "polling" : variant;
+        int kafkaPort = embeddedKafka ? freePort() : 0;
+        String bootstrap = embeddedKafka ? "localhost:" + kafkaPort : TestKafka.bootstrapServers();
+        Random random = new Random(SEED ^ variant.hashCode());
         long firstKill = 10 + random.nextInt(26);                // 10..35 claims into the load of 240 operations
         long secondKill = firstKill + 20 + random.nextInt(21);   // 20..40 claims later
         String seed = "seed " + SEED + " (-Donce.reliability.seed=" + SEED + ")";
-        try (Deployment deployment = new Deployment(Deployment.Database.of(db, relayMode), dataDir.resolve(relayMode),
-                relayMode, TestKafka.bootstrapServers())) {
+        try (Deployment deployment = new Deployment(Deployment.Database.of(db, embeddedKafka ? "embedded" : relayMode),
+                dataDir.resolve(variant), relayMode, embeddedKafka ? "" : bootstrap)) {
+            if (embeddedKafka) { // nothing configured: the service starts its own broker, on ports of this test's
+                deployment.property("once.embedded.kafka-port", Integer.toString(kafkaPort));
+                deployment.property("once.embedded.kafka-controller-port", Integer.toString(freePort()));
+            }
             JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
             Timestamp started = jdbc.queryForObject(NOW, Timestamp.class);
             ServiceProcess service = deployment.instance("a").start(); // the first start creates the schema
@@ -112,11 +126,12 @@ class ProcessCrashIT {
                 service.start();
             }
             DemoReport report = load.join();
-            TopicCensus.Count kafka = TopicCensus.of(TestKafka.bootstrapServers(), List.of(
+            TopicCensus.Count kafka = TopicCensus.of(bootstrap, List.of(
                     deployment.topicPrefix() + ".account", deployment.topicPrefix() + ".task"));
             long duplicateEffects = jdbc.queryForObject(DUPLICATE_EFFECTS, Long.class);
 
-            Summary.record(new Summary.Row("1+2 kill -9 of the service (guard, " + relayMode + " relay, handlers)",
+            Summary.record(new Summary.Row("1+2 kill -9 of the service (guard, " + relayMode + " relay, handlers"
+                    + (embeddedKafka ? ", its embedded Kafka" : "") + ")",
                     report.operations(), kills.size(), report.lost() + report.halfWritten(), report.duplicates(),
                     report.passed() && duplicateEffects == 0,
                     seed + "; " + kills.stream().map(Kill::toString).collect(Collectors.joining("; "))
@@ -152,5 +167,13 @@ class ProcessCrashIT {
         }
         service.resume();
         return false;
+    }
+
+    static int freePort() {
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 }

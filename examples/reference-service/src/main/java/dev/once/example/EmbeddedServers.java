@@ -16,23 +16,25 @@ import org.springframework.boot.context.event.SpringApplicationEvent;
 import org.springframework.context.ApplicationListener;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
-import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 
 /**
  * The embedded default: when {@code spring.datasource.url} is not set it starts PostgreSQL (zonky, with
  * {@code wal_level=logical} for the CDC relay, data kept under {@code <data-dir>/postgres} between runs), and when
- * {@code spring.kafka.bootstrap-servers} is not set an in-process Kafka broker (KRaft). Both stop after the
+ * {@code spring.kafka.bootstrap-servers} is not set Kafka's own KRaft server in this JVM ({@link EmbeddedKafka}, its
+ * log kept under {@code <data-dir>/kafka}, on fixed ports). Both stop after the
  * application context closed. Configured servers ({@code SPRING_DATASOURCE_URL}, {@code ONCE_JDBC_URL},
  * {@code ONCE_KAFKA_BOOTSTRAP}, ...) always win.
  */
 final class EmbeddedServers implements ApplicationListener<SpringApplicationEvent> {
 
     static final String POSTGRES_PORT = "once.embedded.postgres-port";
+    static final String KAFKA_PORT = "once.embedded.kafka-port";
+    static final String KAFKA_CONTROLLER_PORT = "once.embedded.kafka-controller-port";
 
     private static final Logger log = LoggerFactory.getLogger(EmbeddedServers.class);
 
     private EmbeddedPostgres postgres;
-    private EmbeddedKafkaKraftBroker kafka;
+    private EmbeddedKafka kafka;
 
     @Override
     public void onApplicationEvent(SpringApplicationEvent event) {
@@ -48,9 +50,9 @@ final class EmbeddedServers implements ApplicationListener<SpringApplicationEven
 
     private void start(ConfigurableEnvironment environment) {
         Map<String, Object> found = new LinkedHashMap<>();
+        Path dataDir = Path.of(environment.getProperty("once.reference.data-dir", ReferenceProperties.DATA_DIR))
+                .toAbsolutePath();
         if (isBlank(environment.getProperty("spring.datasource.url"))) {
-            Path dataDir = Path.of(environment.getProperty("once.reference.data-dir", ReferenceProperties.DATA_DIR))
-                    .toAbsolutePath();
             int port = environment.getProperty(POSTGRES_PORT, Integer.class, 54320);
             postgres = startPostgres(dataDir.resolve("postgres"), port);
             found.put("spring.datasource.url", "jdbc:postgresql://localhost:" + postgres.getPort() + "/postgres");
@@ -60,9 +62,11 @@ final class EmbeddedServers implements ApplicationListener<SpringApplicationEven
                     dataDir.resolve("postgres"));
         }
         if (isBlank(environment.getProperty("spring.kafka.bootstrap-servers"))) {
-            kafka = startKafka();
-            found.put("spring.kafka.bootstrap-servers", kafka.getBrokersAsString());
-            log.info("Embedded Kafka (KRaft) at {}", kafka.getBrokersAsString());
+            int port = environment.getProperty(KAFKA_PORT, Integer.class, 59092);
+            int controllerPort = environment.getProperty(KAFKA_CONTROLLER_PORT, Integer.class, 59093);
+            kafka = startKafka(dataDir.resolve("kafka"), port, controllerPort);
+            found.put("spring.kafka.bootstrap-servers", kafka.bootstrapServers());
+            log.info("Embedded Kafka (KRaft) at {} (log in {})", kafka.bootstrapServers(), dataDir.resolve("kafka"));
         }
         if (!found.isEmpty()) {
             environment.getPropertySources().addFirst(new MapPropertySource("onceEmbeddedServers", found));
@@ -90,22 +94,19 @@ final class EmbeddedServers implements ApplicationListener<SpringApplicationEven
         }
     }
 
-    /** On a free port, logged: spring-kafka's KRaft broker takes no fixed port (it ignores {@code kafkaPorts}). */
-    private static EmbeddedKafkaKraftBroker startKafka() {
-        EmbeddedKafkaKraftBroker broker = new EmbeddedKafkaKraftBroker(1, 1);
-        broker.brokerProperties(Map.of(
-                "auto.create.topics.enable", "false",
-                "group.initial.rebalance.delay.ms", "0",
-                "offsets.topic.replication.factor", "1",
-                "transaction.state.log.replication.factor", "1",
-                "transaction.state.log.min.isr", "1"));
-        broker.afterPropertiesSet();
-        return broker;
+    private static EmbeddedKafka startKafka(Path logDirectory, int port, int controllerPort) {
+        try {
+            return EmbeddedKafka.start(logDirectory, port, controllerPort);
+        } catch (Exception e) {
+            throw new IllegalStateException("Could not start the embedded Kafka on ports " + port + " and "
+                    + controllerPort + " with its log in " + logDirectory + " (set " + KAFKA_PORT + " and "
+                    + KAFKA_CONTROLLER_PORT + ", or spring.kafka.bootstrap-servers to use a running broker)", e);
+        }
     }
 
     private void stop() {
         if (kafka != null) {
-            kafka.destroy();
+            kafka.close();
             kafka = null;
         }
         if (postgres != null) {

@@ -29,7 +29,8 @@ import tools.jackson.databind.json.JsonMapper;
  * The embedded default ({@link EmbeddedServers}), booted through {@link ReferenceServiceApplication#main} itself, so
  * the wiring under test is the one {@code java -jar} runs: with no servers configured the service starts its own
  * PostgreSQL, with {@code wal_level=logical} and its data under {@code <data-dir>/postgres}, kept from one run to the
- * next, and an in-process Kafka broker; a configured datasource URL is used instead of an embedded PostgreSQL.
+ * next, and Kafka's own KRaft server in-process, its log under {@code <data-dir>/kafka}, kept too; a configured
+ * datasource URL is used instead of an embedded PostgreSQL.
  */
 class EmbeddedDefaultIT {
 
@@ -44,6 +45,9 @@ class EmbeddedDefaultIT {
 
     @TempDir
     Path dataDir;
+
+    int kafkaPort = freePort();
+    int controllerPort = freePort();
 
     @Test
     void with_nothing_configured_it_runs_on_embedded_servers_with_logical_decoding_and_keeps_its_data_between_runs() {
@@ -60,9 +64,12 @@ class EmbeddedDefaultIT {
             location = created.headers().firstValue("Location").orElseThrow();
         }
         assertThat(dataDir.resolve("postgres").resolve("PG_VERSION")).isRegularFile();
+        assertThat(dataDir.resolve("kafka").resolve("meta.properties")).isRegularFile();
 
         try (ConfigurableApplicationContext second = main(nothingConfigured(freePort()))) { // same directory, new port
             awaitHealthy(second);
+            assertThat(recordsOn("localhost:" + kafkaPort, "once.account"))
+                    .as("the broker kept the first run's event in its log under the data directory").isPositive();
             HttpResponse<String> read = http(second).get("alice", location);
             assertThat(read.statusCode()).as(read.body()).isEqualTo(200);
             assertThat(json(read).path("name").asString()).isEqualTo("Ada");
@@ -81,6 +88,8 @@ class EmbeddedDefaultIT {
                 "--spring.datasource.password=" + db.server().password(),
                 "--spring.kafka.bootstrap-servers=", // Kafka is still the embedded one: each server is decided alone
                 "--" + EmbeddedServers.POSTGRES_PORT + "=" + postgresPort,
+                "--" + EmbeddedServers.KAFKA_PORT + "=" + kafkaPort,
+                "--" + EmbeddedServers.KAFKA_CONTROLLER_PORT + "=" + controllerPort,
                 "--once.outbox.relay.mode=polling")) { // no replication slot left behind on the shared test server
             awaitHealthy(service);
             assertThat(service.getEnvironment().getProperty("spring.datasource.url")).isEqualTo(db.jdbcUrl());
@@ -115,7 +124,24 @@ class EmbeddedDefaultIT {
     String[] nothingConfigured(int postgresPort) {
         return new String[] {"--server.port=0", "--spring.jmx.enabled=false", "--once.reference.data-dir=" + dataDir,
                 "--spring.datasource.url=", "--spring.kafka.bootstrap-servers=",
-                "--" + EmbeddedServers.POSTGRES_PORT + "=" + postgresPort};
+                "--" + EmbeddedServers.POSTGRES_PORT + "=" + postgresPort,
+                "--" + EmbeddedServers.KAFKA_PORT + "=" + kafkaPort,
+                "--" + EmbeddedServers.KAFKA_CONTROLLER_PORT + "=" + controllerPort};
+    }
+
+    /** How many records {@code topic} holds, read from its first offsets to its last by a consumer of no group. */
+    static long recordsOn(String bootstrap, String topic) {
+        try (org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> consumer =
+                     new org.apache.kafka.clients.consumer.KafkaConsumer<>(java.util.Map.of(
+                             "bootstrap.servers", bootstrap),
+                             new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
+                             new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+            java.util.List<org.apache.kafka.common.TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+                    .map(p -> new org.apache.kafka.common.TopicPartition(topic, p.partition())).toList();
+            java.util.Map<org.apache.kafka.common.TopicPartition, Long> begin = consumer.beginningOffsets(partitions);
+            return consumer.endOffsets(partitions).entrySet().stream()
+                    .mapToLong(e -> e.getValue() - begin.get(e.getKey())).sum();
+        }
     }
 
     static void awaitHealthy(ConfigurableApplicationContext service) {
