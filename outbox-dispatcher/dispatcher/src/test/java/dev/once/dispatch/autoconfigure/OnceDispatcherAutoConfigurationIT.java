@@ -122,6 +122,8 @@ class OnceDispatcherAutoConfigurationIT {
                     assertThat(deadLetterIds(sasl, WireFormat.deadLetterTopic(topic))).containsExactly(unhandleable.toString());
                     Health health = context.getBean("onceDispatcherHealthIndicator", HealthIndicator.class).health();
                     assertThat(health.getStatus()).isEqualTo(Status.UP);
+                    assertThat(health.getDetails().get("parked")).as("parking on by default, nothing parked")
+                            .isEqualTo(Map.of("enabled", true));
                 });
     }
 
