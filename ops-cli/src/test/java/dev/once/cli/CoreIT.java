@@ -356,6 +356,12 @@ class CoreIT {
                         'infinity', NULL)
                 """, group, group);
         String[] mine = {"--group", group};
+        ch.qos.logback.classic.Logger auditLog = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
+                .getLogger("dev.once.cli.audit");
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> audit =
+                new ch.qos.logback.core.read.ListAppender<>();
+        audit.start();
+        auditLog.addAppender(audit);
 
         CoreRun list = raw(concat(concat(new String[] {"dispatch", "parked", "list", "--json", "--fail-on-findings"}, mine),
                 connectionArgs()));
@@ -382,6 +388,13 @@ class CoreIT {
         assertThat(jdbc.queryForList("SELECT status FROM once_parked_event WHERE group_id = ?", String.class, group))
                 .containsOnly("abandoned").hasSize(2);
         assertThat(badAge.exit()).isEqualTo(Core.USAGE);
+        auditLog.detachAppender(audit);
+        assertThat(audit.list).extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                .as("one audit line per action taken, none for a dry run").hasSize(2)
+                .anySatisfy(line -> assertThat(line).startsWith("dispatch parked retry {group=" + group
+                        + ", failure=0123456789abcdef} by ").endsWith(": 1"))
+                .anySatisfy(line -> assertThat(line).startsWith("dispatch parked abandon {group=" + group
+                        + ", event-type=OrderPlaced, older-than=PT0S} by ").endsWith(": 2"));
     }
 
     @Test
