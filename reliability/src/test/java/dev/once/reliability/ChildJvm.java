@@ -67,4 +67,23 @@ record ChildJvm(String name, Process process, List<String> lines) implements Aut
     public void close() throws InterruptedException {
         kill();
     }
+
+    /** In the child: its {@code name=value} arguments. */
+    static java.util.Map<String, String> arguments(String[] args) {
+        java.util.Map<String, String> named = new java.util.HashMap<>();
+        for (String arg : args) {
+            named.put(arg.substring(0, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
+        }
+        return named;
+    }
+
+    /** In the child: a pool into the test's schema, from the arguments url, user, password and schema. */
+    static com.zaxxer.hikari.HikariDataSource pool(java.util.Map<String, String> a, int size) {
+        com.zaxxer.hikari.HikariConfig pool = new com.zaxxer.hikari.HikariConfig();
+        pool.setJdbcUrl(a.get("url") + (a.get("url").contains("?") ? "&" : "?") + "currentSchema=" + a.get("schema"));
+        pool.setUsername(a.get("user"));
+        pool.setPassword(a.get("password"));
+        pool.setMaximumPoolSize(size);
+        return new com.zaxxer.hikari.HikariDataSource(pool);
+    }
 }

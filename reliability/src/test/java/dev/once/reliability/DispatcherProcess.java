@@ -1,6 +1,5 @@
 package dev.once.reliability;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.once.dispatch.DispatchListener;
 import dev.once.dispatch.EventDispatcher;
@@ -15,7 +14,6 @@ import dev.once.idempotency.IdempotencyStore;
 import dev.once.wire.RecordSigning;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
@@ -38,16 +36,8 @@ public final class DispatcherProcess {
     }
 
     public static void main(String[] args) {
-        Map<String, String> a = new HashMap<>();
-        for (String arg : args) {
-            a.put(arg.substring(0, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
-        }
-        HikariConfig pool = new HikariConfig();
-        pool.setJdbcUrl(a.get("url") + (a.get("url").contains("?") ? "&" : "?") + "currentSchema=" + a.get("schema"));
-        pool.setUsername(a.get("user"));
-        pool.setPassword(a.get("password"));
-        pool.setMaximumPoolSize(6);
-        HikariDataSource dataSource = new HikariDataSource(pool);
+        Map<String, String> a = ChildJvm.arguments(args);
+        HikariDataSource dataSource = ChildJvm.pool(a, 6);
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
         HandlerRegistration projection = HandlerRegistration.transactional("OrderPlaced", 1, "projection", event ->
                 effect(jdbc, "projection", event.headers().get("test-key"), event.headers().get("test-n"), event.eventId()));

@@ -1,6 +1,5 @@
 package dev.once.reliability;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.once.outbox.SlotWatermarks;
 import dev.once.relay.EventTransport;
@@ -34,16 +33,8 @@ public final class RelayProcess {
     }
 
     public static void main(String[] args) {
-        Map<String, String> a = new HashMap<>();
-        for (String arg : args) {
-            a.put(arg.substring(0, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
-        }
-        HikariConfig pool = new HikariConfig();
-        pool.setJdbcUrl(a.get("url") + (a.get("url").contains("?") ? "&" : "?") + "currentSchema=" + a.get("schema"));
-        pool.setUsername(a.get("user"));
-        pool.setPassword(a.get("password"));
-        pool.setMaximumPoolSize(4);
-        HikariDataSource dataSource = new HikariDataSource(pool);
+        Map<String, String> a = ChildJvm.arguments(args);
+        HikariDataSource dataSource = ChildJvm.pool(a, 4);
         Map<String, Object> producer = new HashMap<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, a.get("bootstrap"),
                 ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.parseInt(a.getOrDefault("max-request-size", "1048576"))));
         EventTransport kafka = new KafkaTransport(producer, TopicRouter.byAggregateType(a.get("prefix")),
