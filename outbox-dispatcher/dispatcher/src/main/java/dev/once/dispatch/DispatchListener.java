@@ -15,7 +15,7 @@ public interface DispatchListener {
     default void skippedDuplicate(String handlerKey) {
     }
 
-    /** A handler threw; the record will be retried or dead-lettered. */
+    /** A handler threw; the record will be parked (and retried), or retried in place and dead-lettered. */
     default void failed(String handlerKey) {
     }
 

@@ -3,8 +3,9 @@ package dev.once.dispatch;
 import dev.once.OnceException;
 
 /**
- * Handlers threw; the record is retried with backoff, then dead-lettered. Names every failed handler; the first
- * failure is the cause, the others are suppressed.
+ * Handlers threw. With {@link Parking} on, the record's key is parked and retried in the background; with it off, the
+ * record is retried in place with backoff, then dead-lettered. Names every failed handler; the first failure is the
+ * cause, the others are suppressed.
  */
 public class HandlerFailedException extends OnceException {
 
