@@ -26,4 +26,18 @@ public record IdempotencyStoreOptions(int maxResponseBodyBytes, OversizedRespons
     public IdempotencyStoreOptions withOversizedResponse(OversizedResponse behaviour) {
         return new IdempotencyStoreOptions(maxResponseBodyBytes, behaviour);
     }
+
+    /**
+     * {@code response} as it may be stored: itself when its body is within {@link #maxResponseBodyBytes}, else without
+     * its body ({@link OversizedResponse#OMIT_BODY}) or refused ({@link ResponseTooLargeException}).
+     */
+    StoredResponse limit(StoredResponse response) {
+        if (response.bodyLength() <= maxResponseBodyBytes) {
+            return response;
+        }
+        if (oversizedResponse == OversizedResponse.REJECT) {
+            throw new ResponseTooLargeException(response.bodyLength(), maxResponseBodyBytes);
+        }
+        return new StoredResponse(response.statusCode(), response.contentType(), response.headers(), null, true);
+    }
 }

@@ -161,13 +161,7 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
     }
 
     private StoredResponse withinLimit(StoredResponse response) {
-        if (response.bodyLength() <= options.maxResponseBodyBytes()) {
-            return response;
-        }
-        if (options.oversizedResponse() == OversizedResponse.REJECT) {
-            throw new ResponseTooLargeException(response.bodyLength(), options.maxResponseBodyBytes());
-        }
-        return new StoredResponse(response.statusCode(), response.contentType(), response.headers(), null, true);
+        return options.limit(response);
     }
 
     @Override

@@ -34,6 +34,15 @@ public final class GuardDefaults {
     /** The tenant of users without a tenant authority; empty refuses such users (403) instead. */
     public static final String DEFAULT_TENANT = "default";
 
+    /** Where the work of a WebFlux route runs: the guard's JDBC transaction, on a bounded scheduler. */
+    public static final ReactiveMutationGuard.Transactions REACTIVE_TRANSACTIONS = ReactiveMutationGuard.Transactions.JDBC;
+
+    /**
+     * Threads that run WebFlux routes' JDBC work (claims, the work's transaction, completions), from one shared queue:
+     * a blocked run holds its thread, never the runs queued after it. Match it to the connection pool.
+     */
+    public static final int REACTIVE_JDBC_THREADS = 32;
+
     private GuardDefaults() {
     }
 }

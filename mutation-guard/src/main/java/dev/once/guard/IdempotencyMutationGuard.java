@@ -103,30 +103,43 @@ public final class IdempotencyMutationGuard {
                 .lowCardinalityKeyValue("route", request.scope().route().value()).start();
         GuardResult result;
         try (Observation.Scope scope = observation.openScope()) {
-            result = claimAndRun(request, policy, handler);
+            Object claim = claimOrAnswer(request, policy);
+            result = claim instanceof ClaimToken token ? execute(token, policy, handler) : (GuardResult) claim;
         } catch (RuntimeException e) {
             if (!TransientFailures.isTransient(e)) {
                 observation.error(e).lowCardinalityKeyValue("outcome", "error").stop();
                 throw e;
             }
-            // the database is unreachable or restarting: nothing was decided, so the client may simply retry
-            rateLimited.warn("Guard for {} could not reach the database; answering 503", e, request.scope());
-            result = new GuardResult.Completed(UNAVAILABLE, null, null, false);
+            result = unavailable(request, e);
         }
-        String outcome = outcome(result);
-        observation.lowCardinalityKeyValue("outcome", outcome).stop();
-        listener.onRun(outcome, Duration.ofNanos(System.nanoTime() - start));
+        observation.lowCardinalityKeyValue("outcome", outcome(result)).stop();
+        finished(result, start);
         return result;
     }
 
-    private GuardResult claimAndRun(MutationRequest request, IdempotencyPolicy policy, MutationHandler handler) {
+    /** The database is unreachable or restarting: nothing was decided, so the client may simply retry. */
+    GuardResult unavailable(MutationRequest request, RuntimeException e) {
+        rateLimited.warn("Guard for {} could not reach the database; answering 503", e, request.scope());
+        return new GuardResult.Completed(UNAVAILABLE, null, null, false);
+    }
+
+    /** Reports a run that began at {@code startNanos} and ended with {@code result}. */
+    void finished(GuardResult result, long startNanos) {
+        listener.onRun(outcome(result), Duration.ofNanos(System.nanoTime() - startNanos));
+    }
+
+    /**
+     * Claims {@code request}'s key outside any transaction: the {@link ClaimToken} when the work is ours to run, else
+     * the answer ({@link GuardResult}): a replay, a conflict, or in progress once the policy's wait is over.
+     */
+    Object claimOrAnswer(MutationRequest request, IdempotencyPolicy policy) {
         long deadline = System.nanoTime() + policy.waitMax().toNanos();
         Duration pause = GuardDefaults.WAIT_POLL_MIN;
         while (true) {
             ClaimResult claim = outside.execute(s -> store.claim(request.scope(), request.requestHash(), policy.claimPolicy()));
             if (claim instanceof ClaimResult.Claimed c) {
                 listener.onOutcome("claimed");
-                return execute(c.token(), policy, handler);
+                return c.token();
             }
             if (claim instanceof ClaimResult.Replay r) {
                 listener.onOutcome("replayed");
@@ -152,7 +165,7 @@ public final class IdempotencyMutationGuard {
     }
 
     private GuardResult execute(ClaimToken token, IdempotencyPolicy policy, MutationHandler handler) {
-        Context context = new Context(token, tracing, json);
+        Context context = context(token);
         Phase2 outcome;
         try {
             outcome = work.execute(tx -> {
@@ -164,47 +177,68 @@ public final class IdempotencyMutationGuard {
                 store.markSucceededAtCommit(token, response, context.taskId, context.events);
                 return new Phase2(response, true);
             });
-        } catch (HandlerFailure e) {
-            StoredResponse refused = RequestContentFailures.response(e.getCause());
-            if (refused != null) {
-                return refused(token, refused, e.getCause());
-            }
-            // a transient infrastructure failure is not the request's outcome: answer 503 and free the key
-            StoredResponse response = TransientFailures.isTransient(e.getCause()) ? UNAVAILABLE
-                    : failures.toResponse(e.getCause());
-            if (response.statusCode() >= 500 && response != UNAVAILABLE) {
-                rateLimited.warn("Guarded handler for {} failed; recording the failure", e.getCause(), token.scope());
-            } else {
-                log.debug("Guarded handler for {} answered {}", token.scope(), response.statusCode(), e.getCause());
-            }
-            return fail(token, policy, response);
-        } catch (ResponseTooLargeException e) {
-            rateLimited.warn("Response for {} is too large to store; recording a failure", e, token.scope());
-            return fail(token, policy, Problems.response(500, "Internal Server Error", e.getMessage(),
-                    "IDEMPOTENCY_RESPONSE_TOO_LARGE"));
         } catch (RuntimeException e) {
-            if (StaleClaimException.isCause(e)) {
-                // Our lease lapsed and a retry took the key over (found at the completion or by the commit it was
-                // sent with): our work rolled back and theirs stands.
-                listener.onOutcome("in_progress");
-                return new GuardResult.InProgress(policy.claimPolicy().lease());
-            }
-            StoredResponse refused = RequestContentFailures.response(e);
-            if (refused != null) {
-                return refused(token, refused, e); // a deferred write (an outbox row, a deferred constraint) refused it
-            }
-            // The commit itself failed (database, connection): nothing took effect, so free the key for a retry.
-            releaseQuietly(token);
-            if (TransientFailures.isTransient(e)) {
-                rateLimited.warn("Commit for {} failed transiently; answering 503", e, token.scope());
-                return new GuardResult.Completed(UNAVAILABLE, null, null, false);
-            }
-            throw e;
+            return afterFailure(token, policy, e);
         }
         if (!outcome.committed()) {
             return fail(token, policy, outcome.response());
         }
-        return new GuardResult.Completed(outcome.response(), context.taskId, context.firstEventId(), false);
+        return succeeded(context, outcome.response());
+    }
+
+    /** The context of a claimed run's handler. */
+    Context context(ClaimToken token) {
+        return new Context(token, tracing, json);
+    }
+
+    /** The answer when the work of {@code context}'s run committed with {@code response}. */
+    static GuardResult succeeded(Context context, StoredResponse response) {
+        return new GuardResult.Completed(response, context.taskId, context.firstEventId(), false);
+    }
+
+    /**
+     * The answer when the work's transaction failed with {@code e}: a {@link HandlerFailure} (the handler threw), a
+     * response too large to store, a stale claim, a write refused for the request's content, or a failed commit. The
+     * record is marked failed or released as each case requires.
+     */
+    GuardResult afterFailure(ClaimToken token, IdempotencyPolicy policy, RuntimeException e) {
+        if (e instanceof HandlerFailure failure) {
+            StoredResponse refused = RequestContentFailures.response(failure.getCause());
+            if (refused != null) {
+                return refused(token, refused, failure.getCause());
+            }
+            // a transient infrastructure failure is not the request's outcome: answer 503 and free the key
+            StoredResponse response = TransientFailures.isTransient(failure.getCause()) ? UNAVAILABLE
+                    : failures.toResponse(failure.getCause());
+            if (response.statusCode() >= 500 && response != UNAVAILABLE) {
+                rateLimited.warn("Guarded handler for {} failed; recording the failure", failure.getCause(), token.scope());
+            } else {
+                log.debug("Guarded handler for {} answered {}", token.scope(), response.statusCode(), failure.getCause());
+            }
+            return fail(token, policy, response);
+        }
+        if (e instanceof ResponseTooLargeException) {
+            rateLimited.warn("Response for {} is too large to store; recording a failure", e, token.scope());
+            return fail(token, policy, Problems.response(500, "Internal Server Error", e.getMessage(),
+                    "IDEMPOTENCY_RESPONSE_TOO_LARGE"));
+        }
+        if (StaleClaimException.isCause(e)) {
+            // Our lease lapsed and a retry took the key over (found at the completion or by the commit it was
+            // sent with): our work rolled back and theirs stands.
+            listener.onOutcome("in_progress");
+            return new GuardResult.InProgress(policy.claimPolicy().lease());
+        }
+        StoredResponse refused = RequestContentFailures.response(e);
+        if (refused != null) {
+            return refused(token, refused, e); // a deferred write (an outbox row, a deferred constraint) refused it
+        }
+        // The commit itself failed (database, connection): nothing took effect, so free the key for a retry.
+        releaseQuietly(token);
+        if (TransientFailures.isTransient(e)) {
+            rateLimited.warn("Commit for {} failed transiently; answering 503", e, token.scope());
+            return new GuardResult.Completed(UNAVAILABLE, null, null, false);
+        }
+        throw e;
     }
 
     /**
@@ -219,7 +253,7 @@ public final class IdempotencyMutationGuard {
         return new GuardResult.Completed(response, null, null, false);
     }
 
-    private GuardResult fail(ClaimToken token, IdempotencyPolicy policy, StoredResponse response) {
+    GuardResult fail(ClaimToken token, IdempotencyPolicy policy, StoredResponse response) {
         if (policy.isTransient(response.statusCode()) || response == UNAVAILABLE) {
             releaseQuietly(token); // if even that fails, the key is reclaimable when its lease lapses
             return new GuardResult.Completed(response, null, null, false);
@@ -295,7 +329,7 @@ public final class IdempotencyMutationGuard {
     }
 
     /** Carries a handler's exception through the transaction template, which rolls back on it. */
-    private static final class HandlerFailure extends RuntimeException {
+    static final class HandlerFailure extends RuntimeException {
         HandlerFailure(Exception cause) {
             super(cause);
         }
@@ -305,12 +339,12 @@ public final class IdempotencyMutationGuard {
      * The handler's view of its guarded call. Appended events are kept until the handler returns and then written
      * with the record's completion (in the same transaction and round trip), with ids assigned now.
      */
-    private static final class Context implements MutationContext {
+    static final class Context implements MutationContext {
 
         private final ClaimToken token;
         private final OutboxTracing tracing;
-        private final java.util.List<dev.once.outbox.OutboxEvent> events = new java.util.ArrayList<>(1);
-        private String taskId;
+        final java.util.List<dev.once.outbox.OutboxEvent> events = new java.util.ArrayList<>(1);
+        String taskId;
         private final tools.jackson.databind.json.JsonMapper json;
 
         Context(ClaimToken token, OutboxTracing tracing, tools.jackson.databind.json.JsonMapper json) {

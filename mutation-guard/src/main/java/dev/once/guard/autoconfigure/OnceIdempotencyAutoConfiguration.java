@@ -4,7 +4,11 @@ import dev.once.autoconfigure.OnceStoreAutoConfiguration;
 import dev.once.guard.FailureMapper;
 import dev.once.guard.GuardListener;
 import dev.once.guard.IdempotencyMutationGuard;
+import dev.once.guard.ReactiveMutationGuard;
 import dev.once.guard.web.IdempotencyPrincipalResolver;
+import dev.once.guard.web.IdempotentHandlerFilter;
+import dev.once.guard.web.ReactiveIdempotentRoutes;
+import dev.once.guard.web.ReactivePrincipalResolver;
 import dev.once.guard.web.IdempotentRoutes;
 import dev.once.guard.web.RequestBodyCapture;
 import dev.once.guard.web.SecurityPrincipalResolver;
@@ -30,6 +34,10 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.method.support.HandlerMethodArgumentResolver;
+import org.springframework.http.codec.ServerCodecConfigurer;
+import org.springframework.web.reactive.result.method.annotation.ArgumentResolverConfigurer;
+import org.springframework.web.reactive.config.WebFluxConfigurer;
+import org.springframework.web.server.WebFilter;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
@@ -88,15 +96,122 @@ public class OnceIdempotencyAutoConfiguration {
         }
     }
 
-    /** {@code @Idempotent} where no guard applies it (WebFlux, or no web server) stops startup. */
+    /** {@code @Idempotent} routes, annotated and functional, in a WebFlux application. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
-    static class Reactive {
+    @ConditionalOnClass(name = "org.springframework.web.reactive.config.WebFluxConfigurer")
+    static class WebFlux {
 
         @Bean
+        @ConditionalOnMissingBean
+        FailureMapper onceFailureMapper() {
+            return new WebFailureMapper();
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        @ConditionalOnBean(PlatformTransactionManager.class) // as the guard it wraps (a member class is read first)
+        ReactiveMutationGuard reactiveMutationGuard(IdempotencyMutationGuard guard, OnceIdempotencyProperties properties,
+                                                    org.springframework.context.ApplicationContext context,
+                                                    @org.springframework.beans.factory.annotation.Qualifier("onceGuardJdbcScheduler")
+                                                    reactor.core.scheduler.Scheduler scheduler) {
+            return properties.getReactive().getTransactions() == ReactiveMutationGuard.Transactions.R2DBC
+                    ? R2dbcGuard.create(guard, context, scheduler)
+                    : ReactiveMutationGuard.jdbc(guard, scheduler);
+        }
+
+        @Bean(destroyMethod = "dispose")
+        @ConditionalOnMissingBean(name = "onceGuardJdbcScheduler")
+        reactor.core.scheduler.Scheduler onceGuardJdbcScheduler(OnceIdempotencyProperties properties) {
+            return ReactiveMutationGuard.jdbcScheduler(properties.getReactive().getJdbcThreads());
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
         @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-        static UnguardableRoutes onceUnguardableRoutes() {
-            return new UnguardableRoutes();
+        static ReactiveIdempotentRoutes reactiveIdempotentRoutes(ObjectProvider<ReactiveMutationGuard> guard,
+                                                                 ObjectProvider<OnceIdempotencyProperties> properties,
+                                                                 ObjectProvider<ReactivePrincipalResolver> principals,
+                                                                 ObjectProvider<ServerCodecConfigurer> codecs) {
+            return new ReactiveIdempotentRoutes(() -> {
+                OnceIdempotencyProperties p = properties.getObject();
+                ReactiveMutationGuard reactive = guard.getIfAvailable();
+                if (reactive == null) {
+                    throw new dev.once.OnceConfigurationException("@Idempotent WebFlux routes need the "
+                            + "IdempotencyMutationGuard, and there is none: it needs a JDBC PlatformTransactionManager "
+                            + "over the DataSource of Once's store", "Declare a DataSourceTransactionManager bean over "
+                            + "that DataSource (Spring Boot creates none once another transaction manager, such as an "
+                            + "R2dbcTransactionManager, exists)");
+                }
+                return new ReactiveIdempotentRoutes.Components(reactive, p.toPolicy(), principals.getObject(),
+                        List.copyOf(codecs.getObject().getWriters()), Set.copyOf(p.getReplayedHeaders()),
+                        p.getMaxRequestBodyBytes());
+            });
+        }
+
+        @Bean
+        @ConditionalOnMissingBean(name = "onceExchangeFilter")
+        WebFilter onceExchangeFilter(ReactiveIdempotentRoutes routes) {
+            return routes.exchangeFilter();
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        IdempotentHandlerFilter idempotentHandlerFilter(ReactiveIdempotentRoutes routes) {
+            return routes.handlerFilter();
+        }
+
+        @Bean
+        @ConditionalOnMissingBean(name = "onceReactiveMutationContextArgument")
+        WebFluxConfigurer onceReactiveMutationContextArgument(ReactiveIdempotentRoutes routes) {
+            org.springframework.web.reactive.result.method.HandlerMethodArgumentResolver resolver =
+                    routes.mutationContextResolver();
+            return new WebFluxConfigurer() {
+                @Override
+                public void configureArgumentResolvers(ArgumentResolverConfigurer configurer) {
+                    configurer.addCustomResolver(resolver);
+                }
+            };
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        ReactivePrincipalResolver onceReactivePrincipalResolver(OnceIdempotencyProperties properties) {
+            return ReactivePrincipalResolver.of(properties.getTenantAuthorityPrefix(), properties.getDefaultTenant());
+        }
+    }
+
+    /** The R2DBC side of {@link WebFlux}, loaded only when R2DBC is chosen. */
+    static final class R2dbcGuard {
+
+        private R2dbcGuard() {
+        }
+
+        static ReactiveMutationGuard create(IdempotencyMutationGuard guard,
+                                            org.springframework.context.ApplicationContext context,
+                                            reactor.core.scheduler.Scheduler scheduler) {
+            String fix = "Add spring-boot-starter-r2dbc and an R2DBC driver (org.postgresql:r2dbc-postgresql) with "
+                    + "spring.r2dbc.url, or set once.idempotency.reactive.transactions=jdbc";
+            if (!org.springframework.util.ClassUtils.isPresent("org.springframework.r2dbc.core.DatabaseClient",
+                    R2dbcGuard.class.getClassLoader())) {
+                throw new dev.once.OnceConfigurationException("once.idempotency.reactive.transactions=r2dbc, but "
+                        + "Spring's R2DBC support is not on the classpath", fix);
+            }
+            io.r2dbc.spi.ConnectionFactory connections = context.getBeanProvider(io.r2dbc.spi.ConnectionFactory.class)
+                    .getIfUnique();
+            org.springframework.transaction.ReactiveTransactionManager transactions = context.getBeanProvider(
+                    org.springframework.transaction.ReactiveTransactionManager.class).getIfUnique();
+            if (connections == null || transactions == null) {
+                throw new dev.once.OnceConfigurationException("once.idempotency.reactive.transactions=r2dbc, but there "
+                        + "is no unique " + (connections == null ? "R2DBC ConnectionFactory" : "ReactiveTransactionManager")
+                        + " bean", fix);
+            }
+            dev.once.idempotency.IdempotencyStoreOptions options = context.getBeanProvider(
+                    dev.once.autoconfigure.OnceStoreProperties.class).getIfAvailable(
+                    dev.once.autoconfigure.OnceStoreProperties::new).toStoreOptions();
+            return ReactiveMutationGuard.r2dbc(guard, scheduler, transactions,
+                    dev.once.idempotency.R2dbcCompletion.create(
+                            org.springframework.r2dbc.core.DatabaseClient.create(connections), options));
         }
     }
 

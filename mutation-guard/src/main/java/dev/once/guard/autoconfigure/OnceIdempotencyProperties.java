@@ -42,6 +42,45 @@ public class OnceIdempotencyProperties {
     private String defaultTenant = GuardDefaults.DEFAULT_TENANT;
 
     /** The defaults every route starts from. */
+    private final Reactive reactive = new Reactive();
+
+    public Reactive getReactive() {
+        return reactive;
+    }
+
+    /** WebFlux routes. */
+    public static class Reactive {
+
+        /**
+         * Which transaction the work of an @Idempotent WebFlux route runs in: jdbc (the guard's JDBC transaction, on
+         * a bounded scheduler, as on Spring MVC) or r2dbc (an R2DBC transaction with the outbox rows and the stored
+         * response, which needs a ConnectionFactory and a ReactiveTransactionManager).
+         */
+        private dev.once.guard.ReactiveMutationGuard.Transactions transactions = GuardDefaults.REACTIVE_TRANSACTIONS;
+
+        /**
+         * Threads that run WebFlux routes' JDBC work, from one shared queue (a blocked run never holds up the runs
+         * queued after it). Match it to the connection pool.
+         */
+        private int jdbcThreads = GuardDefaults.REACTIVE_JDBC_THREADS;
+
+        public int getJdbcThreads() {
+            return jdbcThreads;
+        }
+
+        public void setJdbcThreads(int jdbcThreads) {
+            this.jdbcThreads = jdbcThreads;
+        }
+
+        public dev.once.guard.ReactiveMutationGuard.Transactions getTransactions() {
+            return transactions;
+        }
+
+        public void setTransactions(dev.once.guard.ReactiveMutationGuard.Transactions transactions) {
+            this.transactions = transactions;
+        }
+    }
+
     public IdempotencyPolicy toPolicy() {
         return IdempotencyPolicy.custom().lease(lease).ttl(ttl).inProgress(GuardDefaults.IN_PROGRESS, waitMax)
                 .transientStatuses(transientStatuses).build();

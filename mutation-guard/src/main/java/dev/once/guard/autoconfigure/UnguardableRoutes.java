@@ -8,9 +8,8 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Refuses {@link Idempotent} methods where no guard can apply them: in an application that is not a Spring MVC web
- * application (a WebFlux application, or one with no web server), nothing reads an {@code Idempotency-Key} and the
- * methods would run unguarded without a word. Startup stops at the first such bean, naming the method and the fix.
+ * Refuses {@link Idempotent} methods where no guard can apply them: in an application without a web server, nothing
+ * reads an {@code Idempotency-Key} and the methods would run unguarded without a word. Startup stops at the first such bean, naming the method and the fix.
  */
 final class UnguardableRoutes implements BeanPostProcessor {
 
@@ -22,10 +21,9 @@ final class UnguardableRoutes implements BeanPostProcessor {
         }
         ReflectionUtils.doWithMethods(type, method -> {
             throw new OnceConfigurationException("@Idempotent on " + type.getSimpleName() + "." + method.getName()
-                    + " cannot be guarded: this is not a Spring MVC application (a WebFlux application, or one "
-                    + "without a web server), and Once guards @Idempotent methods only in "
-                    + "Spring MVC requests, so it would run unguarded", "Serve the route with Spring MVC "
-                    + "(spring-boot-starter-webmvc), or guard the work with IdempotencyMutationGuard.run(...) and a key "
+                    + " cannot be guarded: this application has no web server, and Once guards @Idempotent "
+                    + "methods only in Spring MVC and WebFlux requests, so it would run unguarded", "Serve the route "
+                    + "with Spring MVC or WebFlux (spring-boot-starter-webmvc or -webflux), or guard the work with IdempotencyMutationGuard.run(...) and a key "
                     + "of your own, and remove @Idempotent");
         }, method -> AnnotatedElementUtils.hasAnnotation(method, Idempotent.class));
         return bean;

@@ -1,10 +1,6 @@
 package dev.once.guard.web;
 
 import dev.once.guard.MutationContext;
-import dev.once.idempotency.ClaimToken;
-import dev.once.idempotency.IdempotencyScope;
-import dev.once.outbox.OutboxEvent;
-import java.util.UUID;
 import org.springframework.core.MethodParameter;
 import org.springframework.web.bind.support.WebDataBinderFactory;
 import org.springframework.web.context.request.NativeWebRequest;
@@ -16,7 +12,7 @@ import org.springframework.web.method.support.ModelAndViewContainer;
  * before the guard claims the key, so the parameter is a stand-in that delegates to the context of the guarded call
  * running on the current thread; using it anywhere else is an error.
  */
-final class CurrentMutation implements MutationContext, HandlerMethodArgumentResolver {
+final class CurrentMutation extends StandInMutationContext implements HandlerMethodArgumentResolver {
 
     private static final ThreadLocal<MutationContext> CURRENT = new ThreadLocal<>();
 
@@ -28,37 +24,9 @@ final class CurrentMutation implements MutationContext, HandlerMethodArgumentRes
         CURRENT.remove();
     }
 
-    private static MutationContext current() {
-        MutationContext context = CURRENT.get();
-        if (context == null) {
-            throw new IllegalStateException("MutationContext is only available while an @Idempotent method runs");
-        }
-        return context;
-    }
-
     @Override
-    public IdempotencyScope scope() {
-        return current().scope();
-    }
-
-    @Override
-    public ClaimToken token() {
-        return current().token();
-    }
-
-    @Override
-    public UUID append(OutboxEvent event) {
-        return current().append(event);
-    }
-
-    @Override
-    public OutboxEvent.Builder event(String aggregateType, String aggregateId, String eventType, int version) {
-        return current().event(aggregateType, aggregateId, eventType, version);
-    }
-
-    @Override
-    public void bindTask(String taskId) {
-        current().bindTask(taskId);
+    MutationContext bound() {
+        return CURRENT.get();
     }
 
     @Override

@@ -219,7 +219,7 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
         }
     }
 
-    private static Idempotent annotation(MethodInvocation invocation) {
+    static Idempotent annotation(MethodInvocation invocation) {
         Method method = invocation.getMethod();
         Idempotent found = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
         if (found == null && invocation.getThis() != null) {

@@ -57,6 +57,11 @@ public final class IdempotentRoutes extends AbstractPointcutAdvisor {
      */
     @Override
     public Pointcut getPointcut() {
+        return pointcut(false);
+    }
+
+    /** The {@link Idempotent} methods, each {@link RoutePolicies#check checked} for its stack when first matched. */
+    static Pointcut pointcut(boolean reactive) {
         return new StaticMethodMatcherPointcut() {
             private final AnnotationMethodMatcher annotated = new AnnotationMethodMatcher(Idempotent.class);
 
@@ -67,7 +72,7 @@ public final class IdempotentRoutes extends AbstractPointcutAdvisor {
                 }
                 Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
                 Idempotent route = specific.getAnnotation(Idempotent.class);
-                RoutePolicies.check(specific, route != null ? route : method.getAnnotation(Idempotent.class));
+                RoutePolicies.check(specific, route != null ? route : method.getAnnotation(Idempotent.class), reactive);
                 return true;
             }
         };

@@ -102,12 +102,12 @@ final class ResponseConversion {
     }
 
     /** 1xx, 204 and 304 responses have neither a body nor a Content-Length (RFC 9110, 6.4.1 and 8.6). */
-    private static boolean hasBody(int status) {
+    static boolean hasBody(int status) {
         return status >= 200 && status != 204 && status != 304;
     }
 
     /** The headers a completed result is answered with: the stored ones, Content-Type, and the replay marker. */
-    private static Map<String, String> headers(GuardResult.Completed completed) {
+    static Map<String, String> headers(GuardResult.Completed completed) {
         StoredResponse response = completed.response();
         Map<String, String> headers = new LinkedHashMap<>(response.headers());
         if (response.bodyOmitted()) {
@@ -141,11 +141,11 @@ final class ResponseConversion {
         }
     }
 
-    private static long retryAfterSeconds(Duration retryAfter) {
+    static long retryAfterSeconds(Duration retryAfter) {
         return Math.max(1, (retryAfter.toMillis() + 999) / 1000);
     }
 
-    private static MediaType defaultContentType(Object body) {
+    static MediaType defaultContentType(Object body) {
         if (body instanceof CharSequence) {
             return new MediaType(MediaType.TEXT_PLAIN, StandardCharsets.UTF_8);
         }

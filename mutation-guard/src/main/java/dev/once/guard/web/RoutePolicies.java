@@ -26,9 +26,11 @@ final class RoutePolicies {
      * {@code ResponseEntity}, each duration it names parses, and its own lease is shorter than its own TTL. The rest
      * is checked when its policy is first built.
      */
-    static void check(Method method, Idempotent route) {
+    static void check(Method method, Idempotent route, boolean reactive) {
         String where = method.getDeclaringClass().getSimpleName() + "." + method.getName();
-        if (!ResponseEntity.class.isAssignableFrom(method.getReturnType())) {
+        if (reactive) {
+            checkReactive(method, where);
+        } else if (!ResponseEntity.class.isAssignableFrom(method.getReturnType())) {
             throw new IllegalArgumentException("@Idempotent method " + where
                     + " must return ResponseEntity<?> so its response can be stored and replayed");
         }
@@ -42,6 +44,28 @@ final class RoutePolicies {
                 ClaimPolicy.custom().lease(lease).ttl(ttl).build();
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("@Idempotent on " + where + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /**
+     * On WebFlux the method returns {@code Mono<ResponseEntity<?>>} (the work, subscribed once the key is claimed)
+     * and reads its body as a value: the guard fingerprints the bytes before the work runs, which a body read as a
+     * stream inside the work would come after.
+     */
+    private static void checkReactive(Method method, String where) {
+        org.springframework.core.ResolvableType returned = org.springframework.core.ResolvableType.forMethodReturnType(method);
+        if (!reactor.core.publisher.Mono.class.equals(method.getReturnType())
+                || !ResponseEntity.class.isAssignableFrom(returned.getGeneric(0).toClass())) {
+            throw new IllegalArgumentException("@Idempotent method " + where + " must return Mono<ResponseEntity<?>> on "
+                    + "WebFlux, so its work runs once the key is claimed and its response can be stored and replayed");
+        }
+        for (java.lang.reflect.Parameter parameter : method.getParameters()) {
+            if (parameter.isAnnotationPresent(org.springframework.web.bind.annotation.RequestBody.class)
+                    && org.reactivestreams.Publisher.class.isAssignableFrom(parameter.getType())) {
+                throw new IllegalArgumentException("@Idempotent method " + where + " reads its @RequestBody as a "
+                        + parameter.getType().getSimpleName() + "; declare it as a value (@RequestBody Account body), "
+                        + "which WebFlux reads before the method runs, so the guard can fingerprint it first");
             }
         }
     }

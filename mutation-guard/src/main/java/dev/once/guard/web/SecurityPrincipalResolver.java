@@ -25,7 +25,11 @@ public final class SecurityPrincipalResolver implements IdempotencyPrincipalReso
 
     @Override
     public Optional<IdempotencyPrincipal> resolve(HttpServletRequest request) {
-        Authentication auth = SecurityContextHolder.getContext().getAuthentication();
+        return principalOf(SecurityContextHolder.getContext().getAuthentication());
+    }
+
+    /** The tenant and user of {@code auth}, as above: a servlet request's, or a WebFlux exchange's principal. */
+    public Optional<IdempotencyPrincipal> principalOf(Authentication auth) {
         if (auth == null || !auth.isAuthenticated() || auth instanceof AnonymousAuthenticationToken) {
             return Optional.empty();
         }

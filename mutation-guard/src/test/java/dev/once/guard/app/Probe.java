@@ -41,7 +41,7 @@ public class Probe {
         return entered.get();
     }
 
-    void passGate() throws InterruptedException {
+    public void passGate() throws InterruptedException {
         entered.incrementAndGet();
         if (!gate.await(60, TimeUnit.SECONDS)) {
             throw new IllegalStateException("gate never opened");

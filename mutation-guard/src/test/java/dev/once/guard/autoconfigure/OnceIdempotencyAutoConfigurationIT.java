@@ -107,22 +107,27 @@ class OnceIdempotencyAutoConfigurationIT {
     }
 
     @Test
-    void an_idempotent_method_in_an_application_without_spring_mvc_stops_startup_naming_the_fix() {
+    void an_idempotent_method_in_an_application_without_a_web_server_stops_startup_naming_the_fix() {
         runner().withBean(Transfers.class).run(context -> assertThat(
                 org.springframework.core.NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
                 .isInstanceOf(dev.once.OnceConfigurationException.class)
-                .hasMessageContaining("@Idempotent on Transfers.transfer cannot be guarded: this is not a Spring MVC "
-                        + "application")
+                .hasMessageContaining("@Idempotent on Transfers.transfer cannot be guarded: this application has no "
+                        + "web server")
                 .hasMessageContaining("IdempotencyMutationGuard.run"));
+        runner().run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
+    void on_webflux_an_idempotent_method_that_does_not_return_a_mono_stops_startup_naming_the_fix() {
         new org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(OnceStoreAutoConfiguration.class,
-                        OnceIdempotencyAutoConfiguration.class))
+                        OnceIdempotencyAutoConfiguration.class,
+                        org.springframework.boot.autoconfigure.aop.AopAutoConfiguration.class))
                 .withBean(DataSource.class, () -> new DelegatingDataSource(db.dataSource()))
                 .withUserConfiguration(Transactions.class).withBean(Transfers.class)
                 .run(context -> assertThat(org.springframework.core.NestedExceptionUtils.getMostSpecificCause(
-                        context.getStartupFailure())).hasMessageContaining("this is not a Spring MVC application")
-                        .hasMessageContaining("spring-boot-starter-webmvc"));
-        runner().run(context -> assertThat(context).hasNotFailed());
+                        context.getStartupFailure())).hasMessageContaining("@Idempotent method Transfers.transfer must "
+                        + "return Mono<ResponseEntity<?>> on WebFlux"));
     }
 
     record TransferMade(String transferId, long amountCents) {

@@ -17,5 +17,7 @@ class OnceIdempotencyPropertiesTest {
         assertThat(properties.getReplayedHeaders()).containsExactlyElementsOf(GuardDefaults.REPLAYED_HEADERS);
         assertThat(properties.getTenantAuthorityPrefix()).isEqualTo(GuardDefaults.TENANT_AUTHORITY_PREFIX);
         assertThat(properties.getDefaultTenant()).isEqualTo(GuardDefaults.DEFAULT_TENANT);
+        assertThat(properties.getReactive().getTransactions()).isEqualTo(GuardDefaults.REACTIVE_TRANSACTIONS);
+        assertThat(properties.getReactive().getJdbcThreads()).isEqualTo(GuardDefaults.REACTIVE_JDBC_THREADS);
     }
 }
