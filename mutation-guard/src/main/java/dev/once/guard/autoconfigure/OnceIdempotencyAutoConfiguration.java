@@ -155,6 +155,13 @@ public class OnceIdempotencyAutoConfiguration {
             return routes.exchangeFilter();
         }
 
+        /** WebFlux's refusals on guarded routes as problem+json, before Spring Boot's error handler. */
+        @Bean
+        @ConditionalOnMissingBean(name = "onceGuardedRouteErrors")
+        org.springframework.web.server.WebExceptionHandler onceGuardedRouteErrors(ReactiveIdempotentRoutes routes) {
+            return routes.errorHandler();
+        }
+
         @Bean
         @ConditionalOnMissingBean
         IdempotentHandlerFilter idempotentHandlerFilter(ReactiveIdempotentRoutes routes) {

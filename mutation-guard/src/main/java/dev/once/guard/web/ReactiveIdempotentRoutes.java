@@ -60,6 +60,14 @@ public final class ReactiveIdempotentRoutes extends AbstractPointcutAdvisor {
         return new ExchangeCapture(() -> guarding().maxRequestBodyBytes());
     }
 
+    /**
+     * Answers WebFlux's own refusals on {@link Idempotent} routes (before the guard runs) as problem+json with a
+     * {@code code}; register it as a {@code WebExceptionHandler} bean.
+     */
+    public org.springframework.web.server.WebExceptionHandler errorHandler() {
+        return new ReactiveGuardedRouteErrors();
+    }
+
     public HandlerMethodArgumentResolver mutationContextResolver() {
         return new ExchangeMutations();
     }

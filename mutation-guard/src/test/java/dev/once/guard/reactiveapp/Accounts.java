@@ -18,6 +18,9 @@ interface Accounts {
 
     Mono<Map<String, Object>> find(UUID id);
 
+    /** Stores a JSON document as it was sent, in a {@code jsonb} column (see {@code DocumentsController}). */
+    Mono<Void> insertDocument(UUID id, String tenantId, String document);
+
     /** Blocking test instrumentation, where it may block in this mode. */
     Mono<Void> blocking(Callable<?> step);
 
@@ -38,6 +41,13 @@ interface Accounts {
                 return Mono.fromCallable(() -> jdbc.queryForList("SELECT * FROM account WHERE id = ?", id))
                         .subscribeOn(Schedulers.boundedElastic())
                         .flatMap(rows -> rows.isEmpty() ? Mono.empty() : Mono.just(row(rows.get(0))));
+            }
+
+            @Override
+            public Mono<Void> insertDocument(UUID id, String tenantId, String document) {
+                return Mono.fromRunnable(() -> jdbc.update(
+                        "INSERT INTO guard_document (id, tenant_id, body) VALUES (?, ?, CAST(? AS jsonb))",
+                        id, tenantId, document));
             }
 
             @Override
@@ -62,6 +72,12 @@ interface Accounts {
             @Override
             public Mono<Map<String, Object>> find(UUID id) {
                 return client.sql("SELECT * FROM account WHERE id = :id").bind("id", id).fetch().first().map(Accounts::row);
+            }
+
+            @Override
+            public Mono<Void> insertDocument(UUID id, String tenantId, String document) {
+                return client.sql("INSERT INTO guard_document (id, tenant_id, body) VALUES (:id, :tenant, CAST(:body AS jsonb))")
+                        .bind("id", id).bind("tenant", tenantId).bind("body", document).then();
             }
 
             @Override

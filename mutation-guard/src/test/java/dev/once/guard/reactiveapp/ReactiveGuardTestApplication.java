@@ -60,8 +60,13 @@ public class ReactiveGuardTestApplication {
 
     @Bean
     ApplicationRunner accountTable(DataSource dataSource) {
-        return args -> new JdbcTemplate(dataSource).execute("CREATE TABLE IF NOT EXISTS account (id uuid PRIMARY KEY, tenant_id text NOT NULL,"
-                + " name text NOT NULL, email text)");
+        return args -> {
+            JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+            jdbc.execute("CREATE TABLE IF NOT EXISTS account (id uuid PRIMARY KEY, tenant_id text NOT NULL,"
+                    + " name text NOT NULL, email text)");
+            jdbc.execute("CREATE TABLE IF NOT EXISTS guard_document (id uuid PRIMARY KEY, tenant_id text NOT NULL,"
+                    + " body jsonb NOT NULL)");
+        };
     }
 
     @Bean
