@@ -36,9 +36,11 @@ import org.springframework.transaction.support.TransactionTemplate;
  * <ul>
  *   <li>POST unguarded (business row + outbox row) vs. guarded with fresh keys vs. guarded replays vs. the guard's
  *       store calls made without the guard (same statements: the floor of the guard's design);</li>
- *   <li>the business transaction alone vs. the same transaction plus one {@link OutboxWriter#append}.</li>
+ *   <li>the business transaction alone vs. the same transaction plus one {@link OutboxWriter#append};</li>
+ *   <li>the same endpoint on WebFlux, with its work in the guard's JDBC transaction and in an R2DBC transaction:
+ *       unguarded vs. guarded with fresh keys vs. guarded replays, for each.</li>
  * </ul>
- * Options: {@code --clients 16 --rounds 3 --seconds 5 --only all|outbox|endpoint --variants fresh,replays --warmup 5}
+ * Options: {@code --clients 16 --rounds 3 --seconds 5 --only all|outbox|endpoint|webflux --variants fresh,replays --warmup 5}
  * ({@code --variants}, for profiling: the endpoint variants with one of these words in their names; {@code --warmup}:
  * untimed seconds per variant before the rounds, 30 by default).
  */
@@ -110,8 +112,11 @@ public final class GuardBenchmark {
         if (!only.equals("endpoint")) {
             outboxWritePath(schema, load);
         }
-        if (!only.equals("outbox")) {
+        if (only.equals("all") || only.equals("endpoint")) {
             endpoint(server, schema, load, variants);
+        }
+        if (only.equals("all") || only.equals("webflux")) {
+            webflux(server, schema, load);
         }
     }
 
@@ -201,30 +206,88 @@ public final class GuardBenchmark {
         }
     }
 
+    /** The endpoint on WebFlux: unguarded, fresh keys and replays, with JDBC work and with R2DBC work. */
+    private static void webflux(PostgresServer server, String schema, Load load) throws Exception {
+        int clients = load.clients();
+        String auth = "Basic " + Base64.getEncoder().encodeToString("bench:bench-pass".getBytes(StandardCharsets.UTF_8));
+        byte[] bytes = "{\"name\":\"Ada\"}".getBytes(StandardCharsets.UTF_8);
+        String run = Long.toHexString(System.nanoTime());
+        Map<String, Harness.Operation> operations = new java.util.LinkedHashMap<>();
+        List<ConfigurableApplicationContext> apps = new ArrayList<>();
+        List<LoadClient> all = new ArrayList<>();
+        try {
+            for (String mode : List.of("jdbc", "r2dbc")) {
+                Map<String, Object> properties = new java.util.HashMap<>(common(server, schema, clients));
+                properties.put("spring.main.web-application-type", "reactive");
+                properties.put("once.idempotency.reactive.transactions", mode);
+                properties.put("once.idempotency.reactive.jdbc-threads", Integer.toString(clients + 4));
+                properties.put("spring.autoconfigure.exclude", TRACING_AUTOCONFIGURATION);
+                ConfigurableApplicationContext app = new SpringApplicationBuilder(
+                        dev.once.benchmarks.guardflux.ReactiveBenchApp.class).properties(properties).run();
+                apps.add(app);
+                int port = port(app);
+                int replayKeys = 256;
+                for (int k = 0; k < replayKeys; k++) {
+                    post(port, "/guarded/accounts", auth, mode + "-replay-" + run + "-" + k, "{\"name\":\"Ada\"}", 201);
+                }
+                LoadClient[] unguarded = clients(port, "/unguarded/accounts", auth, clients);
+                LoadClient[] fresh = clients(port, "/guarded/accounts", auth, clients);
+                LoadClient[] replays = clients(port, "/guarded/accounts", auth, clients);
+                for (LoadClient[] group : List.of(unguarded, fresh, replays)) {
+                    all.addAll(List.of(group));
+                }
+                operations.put(mode + ": unguarded", (t, seq) -> unguarded[t].post(null, bytes, 201));
+                operations.put(mode + ": guarded, fresh keys", (t, seq) -> fresh[t].post(
+                        mode + "-fresh-" + run + "-" + t + "-" + seq, bytes, 201));
+                operations.put(mode + ": guarded, replays", (t, seq) -> replays[t].post(
+                        mode + "-replay-" + run + "-" + (int) ((t * 7919L + seq) % replayKeys), bytes, 201));
+            }
+            Map<String, Double> result = Harness.compare(operations, new ArrayList<>(operations.keySet()), clients,
+                    load.millis(), load.rounds(), load.warmupMillis());
+            print("POST /accounts on WebFlux over HTTP (" + clients + " clients)", result, "jdbc: unguarded");
+            for (String mode : List.of("jdbc", "r2dbc")) {
+                double base = result.get(mode + ": unguarded");
+                System.out.printf(Locale.ROOT, "  %-40s %11.2fx %7.2fx%n", mode + ": fresh, replays / its unguarded",
+                        result.get(mode + ": guarded, fresh keys") / base, result.get(mode + ": guarded, replays") / base);
+            }
+        } finally {
+            for (LoadClient client : all) {
+                client.close();
+            }
+            for (ConfigurableApplicationContext app : apps) {
+                app.close();
+            }
+        }
+    }
+
     private static int port(ConfigurableApplicationContext app) {
         return ((WebServerApplicationContext) app).getWebServer().getPort();
     }
 
     private static ConfigurableApplicationContext app(PostgresServer server, String schema, int clients,
                                                       boolean domainEvents, boolean tracing) {
-        Map<String, Object> properties = new java.util.HashMap<>();
-        properties.put("server.port", "0");
-        properties.put("spring.datasource.url", server.jdbcUrlForSchema(schema));
-        properties.put("spring.datasource.username", server.username());
-        properties.put("spring.datasource.password", server.password());
-        properties.put("spring.datasource.hikari.maximum-pool-size", Integer.toString(clients + 4));
+        Map<String, Object> properties = new java.util.HashMap<>(common(server, schema, clients));
         properties.put("server.tomcat.threads.max", Integer.toString(clients + 4));
-        properties.put("logging.level.root", "WARN");
-        properties.put("once.outbox.relay.enabled", "false"); // the endpoint is measured, not the relay
-        properties.put("once.outbox.signing.mode", "off"); // nothing is relayed or consumed here
         properties.put("once.outbox.domain-events.enabled", Boolean.toString(domainEvents));
-        properties.put("spring.main.banner-mode", "off");
         if (tracing) {
             properties.put("management.tracing.sampling.probability", "1.0");
         } else {
             properties.put("spring.autoconfigure.exclude", TRACING_AUTOCONFIGURATION);
         }
         return new SpringApplicationBuilder(BenchApp.class).properties(properties).run();
+    }
+
+    /** What every service under test is started with. */
+    private static Map<String, Object> common(PostgresServer server, String schema, int clients) {
+        return Map.of("server.port", "0",
+                "spring.datasource.url", server.jdbcUrlForSchema(schema),
+                "spring.datasource.username", server.username(),
+                "spring.datasource.password", server.password(),
+                "spring.datasource.hikari.maximum-pool-size", Integer.toString(clients + 4),
+                "logging.level.root", "WARN",
+                "once.outbox.relay.enabled", "false", // the endpoint is measured, not the relay
+                "once.outbox.signing.mode", "off", // nothing is relayed or consumed here
+                "spring.main.banner-mode", "off");
     }
 
     private static void measure(int port, int portWithout, int portTraced, Load load, List<String> variants)
