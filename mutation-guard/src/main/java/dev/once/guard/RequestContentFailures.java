@@ -10,7 +10,8 @@ import java.sql.SQLException;
  * back, nothing took effect, and the same request can only meet the same refusal or, for a constraint, succeed once
  * the data it conflicts with changed. So it is answered as the client's error (400 or 409 problem+json) and never
  * stored: the claim is released, and the key may be used again. Recognised by SQLState along the cause chain (and the
- * chain of next exceptions of a batch), never by message.
+ * chain of next exceptions of a batch), never by message; and so is a {@link dev.once.idempotency.RequestBodyException}
+ * raised while the work read the body.
  */
 final class RequestContentFailures {
 
@@ -22,6 +23,12 @@ final class RequestContentFailures {
 
     /** The answer to {@code failure} when the request's content caused it, or {@code null} when it did not. */
     static StoredResponse response(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof dev.once.idempotency.RequestBodyException body) {
+                // a body the work's own reading refused (a functional route decodes inside the guard)
+                return Problems.response(400, "Bad Request", body.getMessage(), body.problem().code());
+            }
+        }
         String state = sqlState(failure);
         if (state == null) {
             return null;

@@ -63,6 +63,21 @@ abstract class WebFluxGuardHttpContract extends GuardHttpContract {
     }
 
     @Test
+    void a_body_a_functional_handler_cannot_decode_is_400_not_stored_and_the_key_stays_free() {
+        String key = UUID.randomUUID().toString();
+
+        HttpResponse<String> undecodable = http.post("/fn/accounts", "alice", key, "{\"name\":{\"first\":\"Ada\"}}");
+        HttpResponse<String> corrected = http.post("/fn/accounts", "alice", key, ADA);
+
+        assertProblem(undecodable, 400, "MALFORMED_BODY");
+        assertThat(undecodable.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(corrected.statusCode()).as(corrected.body()).isEqualTo(201);
+        assertThat(corrected.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(count("SELECT count(*) FROM idempotency_record WHERE idempotency_key = ? AND status = 'succeeded'",
+                key)).isEqualTo(1);
+    }
+
+    @Test
     void many_concurrent_requests_with_one_key_run_a_functional_route_once() {
         String key = UUID.randomUUID().toString();
         probe.close();

@@ -3,7 +3,9 @@ package dev.once.guard.web;
 import dev.once.guard.GuardResult;
 import dev.once.guard.IdempotencyPolicy;
 import dev.once.guard.MutationContext;
+import dev.once.idempotency.RequestBodyException;
 import java.util.function.Supplier;
+import org.springframework.core.codec.DecodingException;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.web.reactive.function.server.HandlerFilterFunction;
 import org.springframework.web.reactive.function.server.HandlerFunction;
@@ -22,7 +24,8 @@ import reactor.core.publisher.Mono;
  * route().POST("/payments", payments::pay).filter(idempotent.withPolicy(IdempotencyPolicy.custom().lease(...).build()))
  * }</pre>
  * The handler reads the body as usual (the filter reads it first, for the fingerprint, and hands it on) and reaches
- * its {@link MutationContext} with {@link #context(ServerRequest)}. Its response is rendered with the application's
+ * its {@link MutationContext} with {@link #context(ServerRequest)}. A body the handler cannot decode is the client's
+ * error, as on an annotated route: 400 {@code MALFORMED_BODY}, not stored, the key free again. Its response is rendered with the application's
  * codecs, stored, and replayed byte for byte.
  */
 public final class IdempotentHandlerFilter implements HandlerFilterFunction<ServerResponse, ServerResponse> {
@@ -60,7 +63,11 @@ public final class IdempotentHandlerFilter implements HandlerFilterFunction<Serv
             ServerRequest again = ServerRequest.from(request)
                     .body(Flux.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(bytes)))).build();
             return guard.guard(request.exchange(), policy.get(), template, body,
-                            context -> next.handle(again).flatMap(r -> guard.conversion().toStored(r, again.exchange())))
+                            context -> next.handle(again)
+                                    .onErrorMap(e -> ReactiveGuardedRouteErrors.hasCause(e, DecodingException.class),
+                                            e -> new RequestBodyException(RequestBodyException.Problem.MALFORMED,
+                                                    "The body could not be read: " + e.getMessage()))
+                                    .flatMap(r -> guard.conversion().toStored(r, again.exchange())))
                     .flatMap(answer -> answer == ReactiveGuarding.UNGUARDED ? next.handle(again)
                             : guard.conversion().toServerResponse((GuardResult) answer));
         });

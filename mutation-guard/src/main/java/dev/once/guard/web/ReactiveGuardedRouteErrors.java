@@ -41,7 +41,7 @@ final class ReactiveGuardedRouteErrors implements WebExceptionHandler, Ordered {
                 () -> exchange.getResponse().bufferFactory().wrap(problem.body())));
     }
 
-    private static boolean hasCause(Throwable failure, Class<? extends Throwable> type) {
+    static boolean hasCause(Throwable failure, Class<? extends Throwable> type) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (type.isInstance(t)) {
                 return true;
