@@ -34,8 +34,9 @@ public final class Benchmarks {
             case "dispatch" -> dev.once.benchmarks.dispatch.DispatchBenchmark.main(rest);
             case "retention" -> dev.once.benchmarks.retention.RetentionBenchmark.main(rest);
             case "sweep" -> SweepBenchmark.main(rest);
+            case "scale" -> dev.once.benchmarks.scale.ScaleBenchmark.main(rest);
             default -> {
-                System.err.println("Unknown benchmark '" + name + "'; known: claim, guard, relay, dispatch, retention, sweep");
+                System.err.println("Unknown benchmark '" + name + "'; known: claim, guard, relay, dispatch, retention, sweep, scale");
                 System.exit(2);
             }
         }
