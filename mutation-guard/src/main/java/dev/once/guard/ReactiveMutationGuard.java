@@ -93,13 +93,15 @@ public final class ReactiveMutationGuard {
     /** Runs {@code handler}'s work at most once for {@code request}'s key, as {@code policy} says. */
     public Mono<GuardResult> run(MutationRequest request, IdempotencyPolicy policy, ReactiveMutationHandler handler) {
         if (r2dbc == null) {
-            return Mono.fromCallable(() -> guard.run(request, policy, context -> {
-                StoredResponse response = handler.handle(context).block();
+            // the handler's Mono is subscribed on the pool's thread, in the guard's transaction, with the Reactor
+            // context of the request (its security context, say), which a blocking subscription would not carry
+            return Mono.deferContextual(subscriber -> Mono.fromCallable(() -> guard.run(request, policy, context -> {
+                StoredResponse response = handler.handle(context).contextWrite(subscriber).block();
                 if (response == null) {
                     throw new IllegalStateException("A ReactiveMutationHandler must emit a response to store");
                 }
                 return response;
-            })).subscribeOn(scheduler);
+            })).subscribeOn(scheduler));
         }
         return Mono.defer(() -> {
             long start = System.nanoTime();

@@ -63,6 +63,14 @@ abstract class WebFluxGuardHttpContract extends GuardHttpContract {
     }
 
     @Test
+    void the_work_sees_the_requests_reactor_context_such_as_its_security_context() {
+        HttpResponse<String> response = http.post("/accounts/whoami", "bob", UUID.randomUUID().toString(), "{}");
+
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        assertThat(body(response)).containsEntry("user", "bob");
+    }
+
+    @Test
     void a_body_a_functional_handler_cannot_decode_is_400_not_stored_and_the_key_stays_free() {
         String key = UUID.randomUUID().toString();
 

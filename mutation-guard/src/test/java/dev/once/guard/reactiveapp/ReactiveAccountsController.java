@@ -130,6 +130,15 @@ public class ReactiveAccountsController {
         });
     }
 
+    /** Reads the request's security context inside its work, as reactive code does. */
+    @Idempotent
+    @PostMapping("/accounts/whoami")
+    public Mono<ResponseEntity<Map<String, Object>>> whoami(@RequestBody Map<String, Object> body) {
+        return org.springframework.security.core.context.ReactiveSecurityContextHolder.getContext()
+                .map(security -> ResponseEntity.ok(Map.<String, Object>of("user", security.getAuthentication().getName())))
+                .defaultIfEmpty(ResponseEntity.ok(Map.of("user", "nobody")));
+    }
+
     @PostMapping("/accounts/unguarded")
     public Mono<ResponseEntity<Map<String, Object>>> createUnguarded(@RequestBody CreateAccount body) {
         probe.ran("unguarded");
