@@ -1,31 +1,19 @@
 package dev.once.guard;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.once.guard.app.GuardTestApplication;
-import dev.once.guard.app.Probe;
 import dev.once.test.TestDatabase;
 import java.net.http.HttpResponse;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
-import tools.jackson.databind.json.JsonMapper;
 
 /** The HTTP contract on Spring MVC, and what only Spring MVC has: methods called as code, JPA domain events. */
 @SpringBootTest(classes = GuardTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
@@ -33,7 +21,6 @@ class GuardHttpContractIT extends GuardHttpContract {
 
     @RegisterExtension
     static final TestDatabase db = TestDatabase.create().poolSize(10);
-
 
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {

@@ -1,7 +1,6 @@
 package dev.once.benchmarks.guardflux;
 
 import dev.once.guard.MutationContext;
-import dev.once.guard.ReactiveMutationGuard;
 import dev.once.guard.web.Idempotent;
 import dev.once.outbox.OutboxEvent;
 import dev.once.outbox.OutboxWriter;
