@@ -35,8 +35,10 @@ public final class Benchmarks {
             case "retention" -> dev.once.benchmarks.retention.RetentionBenchmark.main(rest);
             case "sweep" -> SweepBenchmark.main(rest);
             case "scale" -> dev.once.benchmarks.scale.ScaleBenchmark.main(rest);
+            case "record-sweep" -> dev.once.benchmarks.retention.RecordSweepBenchmark.main(rest);
+            case "outbox-sweep" -> dev.once.benchmarks.retention.OutboxSweepBenchmark.main(rest);
             default -> {
-                System.err.println("Unknown benchmark '" + name + "'; known: claim, guard, relay, dispatch, retention, sweep, scale");
+                System.err.println("Unknown benchmark '" + name + "'; known: claim, guard, relay, dispatch, retention, record-sweep, outbox-sweep, sweep, scale");
                 System.exit(2);
             }
         }

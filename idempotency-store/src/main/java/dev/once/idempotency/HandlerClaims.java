@@ -1,6 +1,5 @@
 package dev.once.idempotency;
 
-import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import javax.sql.DataSource;
@@ -23,10 +22,9 @@ public interface HandlerClaims {
     int retry(String eventId, String handlerKey);
 
     /**
-     * Each handler's claims, by route: how many still protect against a redelivery (and of those, how many failed or
-     * are being handled, the oldest, and when the first one expires), how many have lapsed and wait for the service's
-     * retention sweep, and the claim retention the newest was given ({@code once.dispatcher.claim-retention} when it
-     * was claimed), for one handler key or all ({@code null}). Reads every handler claim: an operator's query.
+     * Each handler's claims, by route: how many there are, how many failed or are being handled, how many are in the
+     * undated partition, and the day of the oldest dated one, for one handler key or all ({@code null}). Reads every
+     * handler claim: an operator's query.
      */
     List<HandlerRetention> retention(String handlerKey);
 
@@ -40,9 +38,15 @@ public interface HandlerClaims {
         }
     }
 
-    /** One handler's claims (route {@code <event_type>:v<version>:<handler_key>}), as {@link #retention} reads them. */
-    public record HandlerRetention(String route, long claims, long lapsed, long failed, long processing, Instant oldestClaim,
-                                   Instant firstExpiry, Duration retention) {
+    /**
+     * One handler's claims (route {@code <event_type>:v<version>:<handler_key>}), as {@link #retention} reads them.
+     *
+     * @param undated claims kept by row rather than by day: events whose id is not a UUIDv7, or claimed when older
+     *        than the claim retention
+     * @param oldestDay the day of the oldest dated claim, or {@code null}
+     */
+    public record HandlerRetention(String route, long claims, long failed, long processing, long undated,
+                                   java.time.LocalDate oldestDay) {
 
         /** The handler key: the route's last part. */
         public String handlerKey() {

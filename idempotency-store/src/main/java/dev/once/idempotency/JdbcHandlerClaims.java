@@ -1,51 +1,39 @@
 package dev.once.idempotency;
 
-import java.time.Duration;
+import java.time.LocalDate;
 import java.util.List;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 
-/** {@link HandlerClaims} over JDBC. */
+/** {@link HandlerClaims} over JDBC, on {@code once_handler_claim}. */
 final class JdbcHandlerClaims implements HandlerClaims {
 
+    /** Read newest first from the partial index of failed claims. */
     static final String FAILED = """
-            SELECT tenant_id, user_id, route, idempotency_key, fencing_token, updated_at,
-                   convert_from(response_body, 'UTF8') AS reason
-            FROM idempotency_record
-            WHERE status = 'failed' AND route LIKE '%:v%:%' AND route NOT LIKE '% %'
-              AND (CAST(? AS text) IS NULL OR route LIKE '%:' || CAST(? AS text))
-            ORDER BY updated_at DESC
+            SELECT c.tenant_id, c.actor_id, r.route, c.event_id, c.fencing, c.failed_at, c.reason
+            FROM once_handler_claim c JOIN once_handler_route r ON r.id = c.route_id
+            WHERE c.status = 3 AND (CAST(? AS text) IS NULL OR r.route LIKE '%:' || CAST(? AS text))
+            ORDER BY c.failed_at DESC
             LIMIT ?
             """;
 
-    /**
-     * Live claims protect against redelivery ({@code expires_at} ahead); lapsed ones wait for the retention sweep.
-     * The retention shown is the newest claim's: what the dispatcher was configured with when it last claimed.
-     */
     static final String RETENTION = """
-            SELECT route,
-                   count(*) FILTER (WHERE live) AS claims,
-                   count(*) FILTER (WHERE NOT live) AS lapsed,
-                   count(*) FILTER (WHERE live AND status = 'failed') AS failed,
-                   count(*) FILTER (WHERE live AND status = 'processing') AS processing,
-                   min(claimed_at) FILTER (WHERE live) AS oldest_claim,
-                   min(expires_at) FILTER (WHERE live) AS first_expiry,
-                   CAST(EXTRACT(EPOCH FROM (array_agg(expires_at - claimed_at ORDER BY claimed_at DESC))[1]) * 1000 AS bigint)
-                       AS retention_ms
-            FROM (SELECT route, status, claimed_at, expires_at,
-                         status <> 'expired' AND expires_at > statement_timestamp() AS live
-                  FROM idempotency_record
-                  WHERE route LIKE '%:v%:%' AND route NOT LIKE '% %'
-                    AND (CAST(? AS text) IS NULL OR route LIKE '%:' || CAST(? AS text))) handler_claims
-            GROUP BY route
-            ORDER BY route
+            SELECT r.route, count(*) AS claims,
+                   count(*) FILTER (WHERE c.status = 3) AS failed,
+                   count(*) FILTER (WHERE c.status = 1) AS processing,
+                   count(*) FILTER (WHERE c.day = 0) AS undated,
+                   min(c.day) FILTER (WHERE c.day > 0) AS oldest_day
+            FROM once_handler_claim c JOIN once_handler_route r ON r.id = c.route_id
+            WHERE CAST(? AS text) IS NULL OR r.route LIKE '%:' || CAST(? AS text)
+            GROUP BY r.route
+            ORDER BY r.route
             """;
 
-    /** Expiring the failed claim lets the next delivery claim it afresh and run the handler. */
+    /** Releasing the failed claim lets the next delivery claim it afresh and run the handler. */
     static final String RETRY = """
-            UPDATE idempotency_record
-            SET status = 'expired', expires_at = statement_timestamp(), updated_at = statement_timestamp()
-            WHERE status = 'failed' AND idempotency_key = ? AND route LIKE '%:v%:' || ?
+            UPDATE once_handler_claim c SET status = 4, failed_at = NULL
+            FROM once_handler_route r
+            WHERE r.id = c.route_id AND c.status = 3 AND c.event_id = CAST(? AS uuid) AND r.route LIKE '%:v%:' || ?
             """;
 
     private final JdbcTemplate jdbc;
@@ -56,16 +44,18 @@ final class JdbcHandlerClaims implements HandlerClaims {
 
     @Override
     public List<FailedHandler> failed(String handlerKey, int limit) {
-        return jdbc.query(FAILED, (rs, n) -> new FailedHandler(rs.getString("tenant_id"), rs.getString("user_id"),
-                rs.getString("route"), rs.getString("idempotency_key"), rs.getLong("fencing_token"),
-                RecordColumns.instant(rs, "updated_at"), rs.getString("reason")), handlerKey, handlerKey, limit);
+        return jdbc.query(FAILED, (rs, n) -> new FailedHandler(rs.getString("tenant_id"), rs.getString("actor_id"),
+                rs.getString("route"), rs.getString("event_id"), rs.getLong("fencing"),
+                RecordColumns.instant(rs, "failed_at"), rs.getString("reason")), handlerKey, handlerKey, limit);
     }
 
     @Override
     public List<HandlerRetention> retention(String handlerKey) {
-        return jdbc.query(RETENTION, (rs, n) -> new HandlerRetention(rs.getString("route"), rs.getLong("claims"),
-                rs.getLong("lapsed"), rs.getLong("failed"), rs.getLong("processing"), RecordColumns.instant(rs, "oldest_claim"),
-                RecordColumns.instant(rs, "first_expiry"), Duration.ofMillis(rs.getLong("retention_ms"))), handlerKey, handlerKey);
+        return jdbc.query(RETENTION, (rs, n) -> {
+            Integer oldest = rs.getObject("oldest_day", Integer.class);
+            return new HandlerRetention(rs.getString("route"), rs.getLong("claims"), rs.getLong("failed"),
+                    rs.getLong("processing"), rs.getLong("undated"), oldest == null ? null : LocalDate.ofEpochDay(oldest));
+        }, handlerKey, handlerKey);
     }
 
     @Override

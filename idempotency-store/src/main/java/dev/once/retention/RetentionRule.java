@@ -67,6 +67,28 @@ public final class RetentionRule {
             """;
 
     /**
+     * Undated handler claims (partition {@code once_handler_claim_undated}: events whose id is not a UUIDv7, or claimed
+     * when already older than the claim retention) past their own {@code kept_until}, unless a live lease holds them.
+     * Same parameters. (Dated claims go with their day's partition: {@link dev.once.idempotency.ClaimPartitions}.)
+     */
+    static final String UNDATED_CLAIMS_DUE = """
+            DELETE FROM once_handler_claim_undated WHERE (route_id, event_id) IN (
+                SELECT route_id, event_id FROM once_handler_claim_undated
+                WHERE kept_until <= statement_timestamp() - CAST(? AS bigint) * interval '1 millisecond'
+                  AND (status <> 1 OR locked_until <= statement_timestamp())
+                ORDER BY kept_until
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED)
+            """;
+
+    static final String UNDATED_CLAIMS_OVERDUE = """
+            WITH due AS (SELECT statement_timestamp() - CAST(? AS bigint) * interval '1 millisecond' AS before)
+            SELECT COALESCE(CAST(EXTRACT(EPOCH FROM (SELECT before FROM due) - min(kept_until)) * 1000 AS bigint), 0)
+            FROM once_handler_claim_undated
+            WHERE kept_until <= (SELECT before FROM due) AND (status <> 1 OR locked_until <= statement_timestamp())
+            """;
+
+    /**
      * How long outbox rows are kept by default ({@code once.outbox.relay.retention}): not at all. The polling relay
      * deletes a row once Kafka acknowledged it; with a relay that reads the WAL (the CDC relay, or Kafka Connect), a
      * row is deleted once the relay's replication slot has confirmed it ({@link dev.once.outbox.SlotWatermarks}).
@@ -89,9 +111,8 @@ public final class RetentionRule {
     }
 
     /**
-     * {@code idempotency_record}: request records and handlers' claims alike are deleted {@code grace} after their
-     * {@code expires_at}, which each got from its own policy (the request TTL, or {@code once.dispatcher.claim-retention}
-     * for a handler's claim), so nothing is deleted before its own retention. Nothing is marked {@code expired} first:
+     * {@code idempotency_record}: request records are deleted {@code grace} after their {@code expires_at}, which each
+     * got from its own policy (the request TTL), so nothing is deleted before its own retention. Nothing is marked {@code expired} first:
      * a record past {@code expires_at} may already be claimed again, and {@code core idempotency diagnose} reports it
      * expired until the grace has passed.
      */
@@ -107,6 +128,14 @@ public final class RetentionRule {
      */
     public static RetentionRule publishedOutboxEvents(Duration retention) {
         return new RetentionRule("outbox_event", PUBLISHED_DUE, PUBLISHED_OVERDUE, retention);
+    }
+
+    /**
+     * {@code once_handler_claim_undated}: the handler claims kept by row rather than by day, deleted once their own
+     * {@code kept_until} (the claim retention after the claim) has passed.
+     */
+    public static RetentionRule undatedHandlerClaims() {
+        return new RetentionRule("once_handler_claim_undated", UNDATED_CLAIMS_DUE, UNDATED_CLAIMS_OVERDUE, Duration.ZERO);
     }
 
     /** The table this rule sweeps; metrics and health are tagged with it. */

@@ -1,7 +1,9 @@
 package dev.once.cli;
 
+import dev.once.idempotency.ClaimPartitions;
 import dev.once.idempotency.HandlerClaims;
 import java.io.PrintWriter;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,12 +19,12 @@ import picocli.CommandLine.Spec;
 
 /** {@code core dispatch …}: the Kafka handlers' claims, their retention, failed ones, and parked events. */
 @Command(name = "dispatch", description = "Inspect and retry Kafka handlers' claims.",
-        subcommands = {DispatchCommands.Claims.class, DispatchCommands.Failed.class, DispatchCommands.Retry.class,
+        subcommands = {DispatchCommands.Claims.class, DispatchCommands.Partitions.class, DispatchCommands.Failed.class, DispatchCommands.Retry.class,
                 ParkedCommands.class})
 final class DispatchCommands {
 
-    @Command(name = "claims", description = "Each handler's claims: how many still skip a redelivery, until when, and "
-            + "the claim retention they were given. Lapsed claims wait for the service's retention sweep.")
+    @Command(name = "claims", description = "Each handler's claims: how many, how many failed or are being handled, "
+            + "how many are kept by row (undated) and the oldest day. Reads every claim.")
     static final class Claims implements Callable<Integer> {
         @Mixin Connection connection;
         @Spec CommandSpec spec;
@@ -45,25 +47,72 @@ final class DispatchCommands {
                     m.put("claims", h.claims());
                     m.put("failed", h.failed());
                     m.put("processing", h.processing());
-                    m.put("lapsed", h.lapsed());
-                    m.put("oldest_claim", h.oldestClaim() == null ? null : h.oldestClaim().toString());
-                    m.put("first_expiry", h.firstExpiry() == null ? null : h.firstExpiry().toString());
-                    m.put("claim_retention", h.retention().toString());
+                    m.put("undated", h.undated());
+                    m.put("oldest_day", h.oldestDay() == null ? null : h.oldestDay().toString());
                     return m;
                 }).toList());
             } else if (handlers.isEmpty()) {
                 out.println("no handler claims");
             } else {
-                Output.table(out, List.of("HANDLER", "CLAIMS", "FAILED", "LAPSED", "RETENTION", "OLDEST CLAIM", "FIRST EXPIRY"),
+                Output.table(out, List.of("HANDLER", "CLAIMS", "FAILED", "PROCESSING", "UNDATED", "OLDEST DAY"),
                         handlers.stream().map(h -> List.of(h.route(), String.valueOf(h.claims()), String.valueOf(h.failed()),
-                                String.valueOf(h.lapsed()), h.retention().toString(), text(h.oldestClaim()),
-                                text(h.firstExpiry()))).toList());
+                                String.valueOf(h.processing()), String.valueOf(h.undated()),
+                                h.oldestDay() == null ? "-" : h.oldestDay().toString())).toList());
             }
             return 0;
         }
+    }
 
-        private static String text(Instant instant) {
-            return instant == null ? "-" : instant.toString();
+    @Command(name = "partitions", description = "The day partitions of the handlers' claims: rows (the planner's "
+            + "estimate), size, and when each is dropped; the undated partition first.")
+    static final class Partitions implements Callable<Integer> {
+        @Mixin Connection connection;
+        @Spec CommandSpec spec;
+
+        @Option(names = "--claim-retention", defaultValue = "7d", converter = Durations.class,
+                description = "The service's once.dispatcher.claim-retention (default ${DEFAULT-VALUE})")
+        Duration retention;
+
+        @Option(names = "--json", description = "Print JSON")
+        boolean json;
+
+        @Override
+        public Integer call() {
+            if (retention.isZero()) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--claim-retention must be positive");
+            }
+            ClaimPartitions partitions = ClaimPartitions.create(connection.open(),
+                    ClaimPartitions.Options.ofDefaults().withRetention(retention));
+            List<ClaimPartitions.Partition> all = partitions.partitions();
+            ClaimPartitions.Partition next = all.stream().filter(p -> !p.undated())
+                    .min(java.util.Comparator.comparingLong(ClaimPartitions.Partition::dropAtMillis)).orElse(null);
+            PrintWriter out = spec.commandLine().getOut();
+            if (json) {
+                Map<String, Object> result = new LinkedHashMap<>();
+                result.put("claim_retention", retention.toString());
+                result.put("next_to_drop", next == null ? null : next.name());
+                result.put("partitions", all.stream().map(p -> {
+                    Map<String, Object> m = new LinkedHashMap<>();
+                    m.put("name", p.name());
+                    m.put("day", p.undated() ? null : p.date().toString());
+                    m.put("rows", p.rows());
+                    m.put("bytes", p.bytes());
+                    m.put("drop_at", p.undated() ? null : Instant.ofEpochMilli(p.dropAtMillis()).toString());
+                    m.put("due", !p.undated() && p.dropAtMillis() <= p.dbNowMillis());
+                    m.put("detaching", p.detaching());
+                    return m;
+                }).toList());
+                Output.json(out, result);
+            } else if (all.isEmpty()) {
+                out.println("no claim partitions: run Once's migrations");
+            } else {
+                Output.table(out, List.of("PARTITION", "DAY", "ROWS", "BYTES", "DROP AT"), all.stream().map(p -> List.of(
+                        p.name(), p.undated() ? "undated" : p.date().toString(), String.valueOf(p.rows()),
+                        String.valueOf(p.bytes()), p.undated() ? "by row" : Instant.ofEpochMilli(p.dropAtMillis())
+                                + (p.dropAtMillis() <= p.dbNowMillis() ? " (due)" : ""))).toList());
+                out.println("next to drop: " + (next == null ? "-" : next.name()));
+            }
+            return 0;
         }
     }
 

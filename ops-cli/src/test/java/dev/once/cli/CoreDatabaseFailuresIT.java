@@ -62,8 +62,8 @@ class CoreDatabaseFailuresIT {
                 Arguments.of("idempotency_record", command("idempotency purge --older-than 7d --yes")),
                 Arguments.of("outbox_event", command("outbox status")),
                 Arguments.of("outbox_event", command("outbox redrive --yes --event-id " + EVENT)),
-                Arguments.of("idempotency_record", command("dispatch failed")),
-                Arguments.of("idempotency_record",
+                Arguments.of("once_handler_claim", command("dispatch failed")),
+                Arguments.of("once_handler_claim",
                         command("dispatch retry --yes --handler-key projection --event-id " + EVENT)));
     }
 

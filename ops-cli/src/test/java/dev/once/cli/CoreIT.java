@@ -3,18 +3,23 @@ package dev.once.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.once.idempotency.ClaimPartitions;
 import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.ClaimResult;
+import dev.once.idempotency.HandlerClaimStore;
 import dev.once.idempotency.IdempotencyOperations;
 import dev.once.idempotency.IdempotencyScope;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.idempotency.Route;
 import dev.once.idempotency.StoredResponse;
+import dev.once.outbox.UuidV7;
 import dev.once.test.TestDatabase;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -39,11 +44,13 @@ class CoreIT {
             "outbox_event_id", "locked_until", "expires_at", "created_at", "updated_at", "checked_at");
 
     static IdempotencyStore store;
+    static HandlerClaimStore handlerClaims;
 
     @BeforeAll
     static void seed() {
         OnceMigrations.migrate(db.dataSource());
         store = IdempotencyStore.create(db.dataSource());
+        handlerClaims = HandlerClaimStore.create(db.dataSource());
     }
 
     static CoreRun core(String... args) {
@@ -321,9 +328,9 @@ class CoreIT {
     @Test
     void failed_handlers_are_listed_and_a_retry_lets_the_next_delivery_run_them() {
         String eventId = UUID.randomUUID().toString();
-        ClaimResult.Claimed claimed = (ClaimResult.Claimed) store.claim(IdempotencyScope.of("acme", "alice",
+        ClaimResult.Claimed claimed = (ClaimResult.Claimed) handlerClaims.claim(IdempotencyScope.of("acme", "alice",
                 Route.of("OrderPlaced:v1:projection"), eventId), "v1:payload", ClaimPolicy.ofDefaults());
-        store.markFailed(claimed.token(), StoredResponse.of(500, "text/plain", "projection is down"));
+        handlerClaims.markFailed(claimed.token(), "projection is down");
 
         CoreRun failed = raw(concat(new String[] {"dispatch", "failed", "--handler-key", "projection", "--json", "--fail-on-findings"},
                 connectionArgs()));
@@ -334,8 +341,8 @@ class CoreIT {
         assertThat(failed.out()).contains("\"event_id\":\"" + eventId + "\"").contains("\"handler_key\":\"projection\"")
                 .contains("projection is down");
         assertThat(retry.exit()).as(retry.err()).isZero();
-        assertThat(status(eventId)).isEqualTo("expired");
-        assertThat(store.claim(IdempotencyScope.of("acme", "alice", Route.of("OrderPlaced:v1:projection"), eventId),
+        assertThat(handlerStatus(eventId)).as("released").isEqualTo(RELEASED);
+        assertThat(handlerClaims.claim(IdempotencyScope.of("acme", "alice", Route.of("OrderPlaced:v1:projection"), eventId),
                 "v1:payload", ClaimPolicy.ofDefaults())).isInstanceOf(ClaimResult.Claimed.class);
     }
 
@@ -400,10 +407,16 @@ class CoreIT {
     @Test
     void handler_claims_outlive_expire_and_purge_until_their_own_retention_and_dispatch_claims_shows_it() {
         Route handler = Route.of("OrderShipped:v2:ledger-" + UUID.randomUUID().toString().substring(0, 8));
-        String eventId = UUID.randomUUID().toString();
-        ClaimResult.Claimed claimed = (ClaimResult.Claimed) store.claim(IdempotencyScope.of("acme", "alice", handler, eventId),
-                "v1:payload", ClaimPolicy.custom().ttl(Duration.ofDays(7)).build());
-        store.markSucceeded(claimed.token(), StoredResponse.of(200, null, new byte[0]));
+        UUID dated = UuidV7.next(); // as the outbox names its events: kept with its day's partition
+        String eventId = dated.toString();
+        String undated = UUID.randomUUID().toString(); // no time in it: kept by row
+        for (String id : List.of(eventId, undated)) {
+            ClaimResult.Claimed claimed = (ClaimResult.Claimed) handlerClaims.claim(
+                    IdempotencyScope.of("acme", "alice", handler, id), "v1:payload",
+                    ClaimPolicy.custom().ttl(Duration.ofDays(7)).build());
+            handlerClaims.markSucceeded(claimed.token());
+        }
+        LocalDate day = LocalDate.ofEpochDay(Math.floorDiv(dated.getMostSignificantBits() >>> 16, DAY_MILLIS));
         String request = "k-" + UUID.randomUUID();
         store.markSucceeded(claim(request, ClaimPolicy.custom().lease(Duration.ofMillis(10)).ttl(Duration.ofMillis(50)).build())
                 .token(), StoredResponse.of(200, null, new byte[0]));
@@ -418,20 +431,87 @@ class CoreIT {
 
         assertThat(new JdbcTemplate(db.dataSource()).queryForObject("SELECT count(*) FROM idempotency_record "
                 + "WHERE idempotency_key = ?", Long.class, request)).as("the request record is gone").isZero();
-        assertThat(status(eventId)).as("the handler's claim is kept").isEqualTo("succeeded");
+        assertThat(handlerStatus(eventId)).as("the handler's claims are kept").isEqualTo(SUCCEEDED);
+        assertThat(handlerStatus(undated)).isEqualTo(SUCCEEDED);
         assertThat(claims.exit()).as(claims.err()).isZero();
         List<Map<String, Object>> rows = JsonMapper.builder().build().readValue(claims.out(), new TypeReference<>() { });
         assertThat(rows).singleElement().satisfies(row -> {
-            assertThat(row.keySet()).containsExactly("route", "handler_key", "claims", "failed", "processing", "lapsed",
-                    "oldest_claim", "first_expiry", "claim_retention");
+            assertThat(row.keySet()).containsExactly("route", "handler_key", "claims", "failed", "processing", "undated",
+                    "oldest_day");
             assertThat(row).containsEntry("route", handler.value()).containsEntry("handler_key", key)
-                    .containsEntry("claims", 1).containsEntry("lapsed", 0).containsEntry("claim_retention", "PT168H");
+                    .containsEntry("claims", 2).containsEntry("failed", 0).containsEntry("processing", 0)
+                    .containsEntry("undated", 1).containsEntry("oldest_day", day.toString());
         });
-        assertThat(human.out()).contains("RETENTION").contains(handler.value()).contains("PT168H");
+        assertThat(human.exit()).as(human.err()).isZero();
+        assertThat(human.out()).contains("UNDATED").contains("OLDEST DAY").contains(handler.value()).contains(day.toString());
+    }
+
+    @Test
+    void dispatch_partitions_lists_the_undated_partition_first_then_each_day_with_when_it_is_dropped() {
+        ClaimPartitions.create(db.dataSource(), ClaimPartitions.Options.ofDefaults()).maintain();
+        UUID event = UuidV7.next();
+        ClaimResult.Claimed claimed = (ClaimResult.Claimed) handlerClaims.claim(IdempotencyScope.of("acme", "alice",
+                Route.of("OrderPlaced:v1:partitioned"), event.toString()), "v1:payload", ClaimPolicy.ofDefaults());
+        handlerClaims.markSucceeded(claimed.token());
+        long day = Math.floorDiv(event.getMostSignificantBits() >>> 16, DAY_MILLIS);
+        String today = "once_handler_claim_" + LocalDate.ofEpochDay(day).toString().replace("-", "");
+
+        CoreRun json = raw(concat(new String[] {"dispatch", "partitions", "--json"}, connectionArgs()));
+        CoreRun shorter = raw(concat(new String[] {"dispatch", "partitions", "--claim-retention", "1d", "--json"},
+                connectionArgs()));
+        CoreRun human = raw(concat(new String[] {"dispatch", "partitions"}, connectionArgs()));
+        CoreRun zero = raw(concat(new String[] {"dispatch", "partitions", "--claim-retention", "0s"}, connectionArgs()));
+
+        assertThat(json.exit()).as(json.err()).isZero();
+        Map<String, Object> result = json.json();
+        assertThat(result.keySet()).containsExactly("claim_retention", "next_to_drop", "partitions");
+        assertThat(result).containsEntry("claim_retention", "PT168H").containsEntry("next_to_drop", today);
+        List<Map<String, Object>> partitions = partitions(result);
+        assertThat(partitions.get(0)).as("the undated partition first, kept by row").containsEntry("name",
+                "once_handler_claim_undated").containsEntry("day", null).containsEntry("drop_at", null)
+                .containsEntry("due", false).containsEntry("detaching", false);
+        assertThat(partitions).allSatisfy(p -> assertThat(p.keySet()).containsExactly("name", "day", "rows", "bytes",
+                "drop_at", "due", "detaching"));
+        assertThat(partitions).filteredOn(p -> today.equals(p.get("name"))).singleElement().satisfies(p -> {
+            assertThat(p).containsEntry("day", LocalDate.ofEpochDay(day).toString())
+                    .containsEntry("drop_at", Instant.ofEpochMilli((day + 1) * DAY_MILLIS).plus(Duration.ofDays(7)).toString())
+                    .containsEntry("due", false).containsEntry("detaching", false);
+            assertThat(((Number) p.get("bytes")).longValue()).isPositive();
+        });
+        assertThat(partitions).extracting(p -> (String) p.get("name")).as("today and the days ahead")
+                .contains(today, "once_handler_claim_" + LocalDate.ofEpochDay(day + 3).toString().replace("-", ""));
+        assertThat(partitions.subList(1, partitions.size())).extracting(p -> (String) p.get("day")).as("oldest day first")
+                .doesNotContainNull().isSorted();
+        assertThat(shorter.exit()).as(shorter.err()).isZero();
+        assertThat(shorter.json()).containsEntry("claim_retention", "PT24H");
+        assertThat(partitions(shorter.json())).filteredOn(p -> today.equals(p.get("name"))).singleElement()
+                .satisfies(p -> assertThat(p).containsEntry("drop_at",
+                        Instant.ofEpochMilli((day + 1) * DAY_MILLIS).plus(Duration.ofDays(1)).toString()));
+        assertThat(human.exit()).as(human.err()).isZero();
+        assertThat(human.out()).contains("PARTITION").contains("once_handler_claim_undated").contains("by row")
+                .contains(today).contains("next to drop: " + today);
+        assertThat(zero.exit()).isEqualTo(Core.USAGE);
+        assertThat(zero.err()).contains("--claim-retention");
+        assertThat(zero.out()).isEmpty();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Map<String, Object>> partitions(Map<String, Object> json) {
+        return (List<Map<String, Object>>) json.get("partitions");
     }
 
     private static String[] connectionArgs() {
         return CoreRun.connectedTo(db);
+    }
+
+    static final long DAY_MILLIS = 86_400_000L;
+    /** once_handler_claim.status: 1 processing, 2 succeeded, 3 failed, 4 released. */
+    static final int SUCCEEDED = 2;
+    static final int RELEASED = 4;
+
+    private static int handlerStatus(String eventId) {
+        return new JdbcTemplate(db.dataSource()).queryForObject(
+                "SELECT status FROM once_handler_claim WHERE event_id = CAST(? AS uuid)", Integer.class, eventId);
     }
 
     private static String status(String key) {

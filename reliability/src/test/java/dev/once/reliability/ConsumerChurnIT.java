@@ -7,7 +7,7 @@ import dev.once.dispatch.EventDispatcher;
 import dev.once.dispatch.HandlerRegistration;
 import dev.once.dispatch.KafkaEventDispatcher;
 import dev.once.idempotency.ClaimPolicy;
-import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.HandlerClaimStore;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
@@ -54,7 +54,7 @@ class ConsumerChurnIT {
         String topic = "churn" + UUID.randomUUID().toString().substring(0, 8) + ".order";
         TestKafka.createTopic(topic, 6);
         TestKafka.createTopic(topic + WireFormat.DEAD_LETTER_SUFFIX, 1);
-        EventDispatcher core = new EventDispatcher(IdempotencyStore.create(db.dataSource()),
+        EventDispatcher core = new EventDispatcher(HandlerClaimStore.create(db.dataSource()),
                 new DataSourceTransactionManager(db.dataSource()), List.of(
                 HandlerRegistration.transactional("OrderPlaced", 1, "projection", event ->
                         jdbc.update("INSERT INTO effect VALUES ('projection', ?, ?)", event.eventId(), event.derivedKey())),

@@ -10,7 +10,7 @@ import dev.once.dispatch.ParkingPolicy;
 import dev.once.dispatch.RetryPolicy;
 import dev.once.dispatch.UnhandledPolicy;
 import dev.once.idempotency.ClaimPolicy;
-import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.HandlerClaimStore;
 import dev.once.wire.RecordSigning;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
@@ -55,7 +55,7 @@ public final class DispatcherProcess {
             }
             effect(jdbc, "mailer", key, event.headers().get("test-n"), event.eventId());
         });
-        IdempotencyStore store = IdempotencyStore.create(dataSource);
+        HandlerClaimStore store = HandlerClaimStore.create(dataSource);
         EventDispatcher dispatcher = new EventDispatcher(store, new DataSourceTransactionManager(dataSource),
                 List.of(projection, mailer), ClaimPolicy.custom().lease(Duration.ofSeconds(3)).ttl(Duration.ofDays(1))
                 .build(), RecordSigning.off(), DispatchListener.NONE, ObservationRegistry.NOOP,

@@ -104,6 +104,7 @@ public final class DispatchBenchmark {
                             "INSERT INTO effect VALUES ('batched', ?)", records.stream()
                                     .map(r -> new Object[] {eventId(r)}).toList()))));
             IdempotencyStore store = IdempotencyStore.create(ds);
+            dev.once.idempotency.HandlerClaimStore claims = dev.once.idempotency.HandlerClaimStore.create(ds);
             // ABBA: off, require, require, off, so that warm-up and drift weigh on both variants alike
             String[] order = heapOnly ? new String[] {"off-1", "require-1"} : new String[] {"off-1", "require-1", "require-2", "off-2"};
             double[] runs = new double[order.length];
@@ -113,13 +114,13 @@ public final class DispatchBenchmark {
                     // parking on, with 1,000 keys of this topic parked for good (their events park behind them)
                     String group = order[i] + "-" + UUID.randomUUID();
                     parkKeys(jdbc, group, topic, PARKED_KEYS);
-                    runs[i] = timed(jdbc, order[i], events, dispatcher(store, transactions, jdbc, bootstrap, topic,
+                    runs[i] = timed(jdbc, order[i], events, dispatcher(claims, transactions, jdbc, bootstrap, topic,
                             order[i], signing, ObservationRegistry.NOOP, Parking.on(ds, ParkingPolicy.ofDefaults()), group));
                     System.out.printf(Locale.ROOT, "  %-10s %8.0f events/s, parked behind the 1,000 keys: %d%n",
                             order[i], runs[i], jdbc.queryForObject("SELECT count(*) FROM once_parked_event WHERE "
                                     + "group_id = ? AND reason = 'behind'", Long.class, group));
                 } else {
-                    runs[i] = timed(jdbc, order[i], events, dispatcher(store, transactions, jdbc, bootstrap, topic,
+                    runs[i] = timed(jdbc, order[i], events, dispatcher(claims, transactions, jdbc, bootstrap, topic,
                             order[i], signing, ObservationRegistry.NOOP));
                     System.out.printf(Locale.ROOT, "  %-10s %8.0f events/s%n", order[i], runs[i]);
                 }
@@ -130,7 +131,7 @@ public final class DispatchBenchmark {
             double[] parkingRuns = new double[parkingOrder.length];
             for (int i = 0; i < parkingOrder.length; i++) {
                 String variant = parkingOrder[i];
-                parkingRuns[i] = timed(jdbc, variant, events, dispatcher(store, transactions, jdbc, bootstrap, topic,
+                parkingRuns[i] = timed(jdbc, variant, events, dispatcher(claims, transactions, jdbc, bootstrap, topic,
                         variant, RecordSigning.off(), ObservationRegistry.NOOP, variant.startsWith("parking-on")
                                 ? Parking.on(ds, ParkingPolicy.ofDefaults()) : Parking.off(), variant + "-" + UUID.randomUUID()));
                 System.out.printf(Locale.ROOT, "  %-13s %8.0f events/s%n", variant, parkingRuns[i]);
@@ -142,8 +143,8 @@ public final class DispatchBenchmark {
             for (int i = 0; i < batchOrder.length; i++) {
                 String variant = batchOrder[i];
                 batchRuns[i] = timed(jdbc, variant, events, variant.startsWith("batch")
-                        ? batchDispatcher(store, transactions, jdbc, bootstrap, topic, variant)
-                        : dispatcher(store, transactions, jdbc, bootstrap, topic, variant, RecordSigning.off(),
+                        ? batchDispatcher(claims, transactions, jdbc, bootstrap, topic, variant)
+                        : dispatcher(claims, transactions, jdbc, bootstrap, topic, variant, RecordSigning.off(),
                                 ObservationRegistry.NOOP));
                 System.out.printf(Locale.ROOT, "  %-10s %8.0f events/s%n", variant, batchRuns[i]);
             }
@@ -156,7 +157,7 @@ public final class DispatchBenchmark {
                     "floor-batch-1w-2"};
             Map<String, Double> floors = new HashMap<>();
             for (String variant : floorOrder) {
-                double rate = timed(jdbc, variant, events, () -> claimsFloor(store, tx, jdbc, bootstrap, topic, variant));
+                double rate = timed(jdbc, variant, events, () -> claimsFloor(store, claims, tx, jdbc, bootstrap, topic, variant));
                 floors.merge(variant.substring(0, variant.length() - 2), rate / 2, Double::sum);
                 System.out.printf(Locale.ROOT, "  %-17s %8.0f events/s%n", variant, rate);
             }
@@ -167,7 +168,7 @@ public final class DispatchBenchmark {
             double[] tracing = new double[traced.length];
             try (TestTracing on = TestTracing.discarding()) {
                 for (int i = 0; i < traced.length; i++) {
-                    tracing[i] = timed(jdbc, traced[i], events, dispatcher(store, transactions, jdbc, bootstrap, topic,
+                    tracing[i] = timed(jdbc, traced[i], events, dispatcher(claims, transactions, jdbc, bootstrap, topic,
                             traced[i], RecordSigning.off(),
                             traced[i].startsWith("traced") ? on.observations() : ObservationRegistry.NOOP));
                     System.out.printf(Locale.ROOT, "  %-10s %8.0f events/s%n", traced[i], tracing[i]);
@@ -305,7 +306,7 @@ public final class DispatchBenchmark {
     }
 
     /** A dispatcher whose handler records its effects as {@code variant}; claims of each variant are its own. */
-    private static ConsumerStart dispatcher(IdempotencyStore store, DataSourceTransactionManager transactions, JdbcTemplate jdbc,
+    private static ConsumerStart dispatcher(dev.once.idempotency.HandlerClaimStore store, DataSourceTransactionManager transactions, JdbcTemplate jdbc,
                                             String bootstrap, String topic, String variant, RecordSigning signing,
                                             ObservationRegistry observations) {
         return dispatcher(store, transactions, jdbc, bootstrap, topic, variant, signing, observations, Parking.off(),
@@ -313,7 +314,7 @@ public final class DispatchBenchmark {
     }
 
     /** As above, parking as {@code parking} says, in consumer group {@code group}. */
-    private static ConsumerStart dispatcher(IdempotencyStore store, DataSourceTransactionManager transactions, JdbcTemplate jdbc,
+    private static ConsumerStart dispatcher(dev.once.idempotency.HandlerClaimStore store, DataSourceTransactionManager transactions, JdbcTemplate jdbc,
                                             String bootstrap, String topic, String variant, RecordSigning signing,
                                             ObservationRegistry observations, Parking parking, String group) {
         return () -> {
@@ -334,10 +335,12 @@ public final class DispatchBenchmark {
 
     /**
      * The floor variant {@code variant} ({@code floor-<batch|event>-<1w|2w>-n}): a plain batch listener making the
-     * dispatcher's claim statements itself, with one-write ({@code claimCompleted}) or two-write ({@code claimFresh}
-     * then {@code markAllSucceeded}) claims, and its effects as one JDBC batch or one insert per event.
+     * dispatcher's claim statements itself, with one-write claims in {@code once_handler_claim} ({@code claimCompleted},
+     * as the dispatcher) or two-write ones in {@code idempotency_record}, where claims were kept before
+     * ({@code claimFresh} then {@code markAllSucceeded}), and its effects as one JDBC batch or one insert per event.
      */
-    private static Runnable claimsFloor(IdempotencyStore store, TransactionTemplate tx, JdbcTemplate jdbc, String bootstrap,
+    private static Runnable claimsFloor(IdempotencyStore store, dev.once.idempotency.HandlerClaimStore claims,
+                                        TransactionTemplate tx, JdbcTemplate jdbc, String bootstrap,
                                         String topic, String variant) {
         boolean batch = variant.contains("-batch-");
         boolean oneWrite = variant.contains("-1w-");
@@ -351,7 +354,7 @@ public final class DispatchBenchmark {
             List<dev.once.idempotency.ClaimToken> tokens = oneWrite ? List.of()
                     : store.claimFresh(scopes, hashes, ClaimPolicy.ofDefaults());
             if (oneWrite) {
-                store.claimCompleted(scopes, hashes, ClaimPolicy.ofDefaults(), handled);
+                claims.claimCompleted(scopes, hashes, ClaimPolicy.ofDefaults());
             }
             if (batch) {
                 jdbc.batchUpdate("INSERT INTO effect VALUES (?, ?)", records.stream()
@@ -385,7 +388,7 @@ public final class DispatchBenchmark {
     }
 
     /** A dispatcher whose batch handler writes each call's events as {@code variant} with one JDBC batch. */
-    private static ConsumerStart batchDispatcher(IdempotencyStore store, DataSourceTransactionManager transactions,
+    private static ConsumerStart batchDispatcher(dev.once.idempotency.HandlerClaimStore store, DataSourceTransactionManager transactions,
                                                  JdbcTemplate jdbc, String bootstrap, String topic, String variant) {
         return () -> {
             EventDispatcher dispatcher = new EventDispatcher(store, transactions, List.of(

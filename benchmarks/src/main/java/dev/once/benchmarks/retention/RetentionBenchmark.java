@@ -123,7 +123,7 @@ public final class RetentionBenchmark {
             IdempotencyPolicy policy = IdempotencyPolicy.custom().lease(Duration.ofSeconds(5)).ttl(ttl).build();
 
             LongAdder handled = new LongAdder();
-            EventDispatcher dispatcher = new EventDispatcher(store, transactions, List.of(HandlerRegistration.transactional(
+            EventDispatcher dispatcher = new EventDispatcher(dev.once.idempotency.HandlerClaimStore.create(ds), transactions, List.of(HandlerRegistration.transactional(
                     "OrderPlaced", 1, "projection", event -> jdbc.update("INSERT INTO effect VALUES (?)", event.eventId()))),
                     ClaimPolicy.custom().lease(Duration.ofSeconds(5)).ttl(ttl).build(), RecordSigning.off(), new DispatchListener() {
                         @Override

@@ -8,7 +8,7 @@ import dev.once.dispatch.EventDispatcher;
 import dev.once.dispatch.HandlerRegistration;
 import dev.once.dispatch.KafkaEventDispatcher;
 import dev.once.idempotency.ClaimPolicy;
-import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.HandlerClaimStore;
 import dev.once.outbox.OutboxEvent;
 import dev.once.outbox.OutboxWriter;
 import dev.once.outbox.SlotWatermarks;
@@ -225,7 +225,7 @@ class ConnectRelayIT extends RelayContractIT {
         String effect = "effect_" + label;
         jdbc.execute("CREATE TABLE " + effect + " (handler text NOT NULL, event_id uuid NOT NULL)");
         AtomicLong skipped = new AtomicLong();
-        EventDispatcher dispatcher = new EventDispatcher(IdempotencyStore.create(db.dataSource()),
+        EventDispatcher dispatcher = new EventDispatcher(HandlerClaimStore.create(db.dataSource()),
                 new DataSourceTransactionManager(db.dataSource()), List.of(
                 HandlerRegistration.transactional("OrderPlaced", 1, "projection", e -> jdbc.update(
                         "INSERT INTO " + effect + " VALUES ('projection', ?)", e.eventId())),

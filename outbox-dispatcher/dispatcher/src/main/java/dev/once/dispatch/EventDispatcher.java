@@ -2,8 +2,7 @@ package dev.once.dispatch;
 
 import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.ClaimResult;
-import dev.once.idempotency.IdempotencyStore;
-import dev.once.idempotency.StoredResponse;
+import dev.once.idempotency.HandlerClaimStore;
 import dev.once.wire.RecordSigning;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
@@ -35,7 +34,7 @@ public final class EventDispatcher {
      * Kafka's own default retention ({@code log.retention.hours=168}), since a record can be delivered again for as
      * long as its topic keeps it (a consumer group reset, a topic replayed, a dead letter re-published).
      */
-    public static final Duration CLAIM_RETENTION = Duration.ofDays(7);
+    public static final Duration CLAIM_RETENTION = dev.once.idempotency.ClaimPartitions.RETENTION;
 
     /** The name of a handler's observation at one event, and of its span. */
     public static final String OBSERVATION = "once.dispatcher.handle";
@@ -43,13 +42,13 @@ public final class EventDispatcher {
     private final Delivery.Handlers handlers;
     private final TransactionalHandling transactional;
     private final LeasedHandling leased;
-    private final IdempotencyStore store;
+    private final HandlerClaimStore store;
     private final TransactionTemplate outside;
     private final ClaimPolicy policy;
     private final RecordSigning signing;
     private final DispatchListener listener;
 
-    public EventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
+    public EventDispatcher(HandlerClaimStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
                            ClaimPolicy policy, RecordSigning signing) {
         this(store, transactions, registrations, policy, signing, DispatchListener.NONE);
     }
@@ -61,7 +60,7 @@ public final class EventDispatcher {
      *        dead-lettered ({@link SignatureRejectedException}) and takes no claim; {@link RecordSigning#off()} trusts
      *        every header as it comes
      */
-    public EventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
+    public EventDispatcher(HandlerClaimStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
                            ClaimPolicy policy, RecordSigning signing, DispatchListener listener) {
         this(store, transactions, registrations, policy, signing, listener, ObservationRegistry.NOOP);
     }
@@ -72,7 +71,7 @@ public final class EventDispatcher {
      *        parent is the producing request's span, restored from the record's trace headers;
      *        {@link ObservationRegistry#NOOP}, nothing
      */
-    public EventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
+    public EventDispatcher(HandlerClaimStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
                            ClaimPolicy policy, RecordSigning signing, DispatchListener listener,
                            ObservationRegistry observations) {
         this(store, transactions, registrations, policy, signing, listener, observations, UnhandledPolicy.ofDefaults());
@@ -83,7 +82,7 @@ public final class EventDispatcher {
      *        type ({@link UnhandledPolicy}); holding needs {@link Parking}, and without it an event to hold is
      *        dead-lettered
      */
-    public EventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
+    public EventDispatcher(HandlerClaimStore store, PlatformTransactionManager transactions, List<HandlerRegistration> registrations,
                            ClaimPolicy policy, RecordSigning signing, DispatchListener listener,
                            ObservationRegistry observations, UnhandledPolicy unhandled) {
         this.store = store;
@@ -302,7 +301,7 @@ public final class EventDispatcher {
     /** Marks the failed handlers' claims {@code failed} after the last retry, so redeliveries do not re-run them. */
     void markFailed(ConsumerRecord<String, byte[]> record, HandlerFailedException failure) {
         Delivery delivery = Delivery.of(0, record, handlers, signing);
-        StoredResponse reason = StoredResponse.of(500, "text/plain", String.valueOf(failure.getCause()));
+        String reason = String.valueOf(failure.getCause());
         for (Delivery.Claim claim : delivery.claims()) {
             if (failure.handlerKeys().contains(claim.handlerKey())) {
                 outside.executeWithoutResult(s -> {

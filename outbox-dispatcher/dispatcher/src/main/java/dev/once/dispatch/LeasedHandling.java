@@ -2,7 +2,7 @@ package dev.once.dispatch;
 
 import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.ClaimResult;
-import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.HandlerClaimStore;
 import io.micrometer.observation.Observation;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,13 +21,13 @@ import org.springframework.transaction.support.TransactionTemplate;
  */
 final class LeasedHandling {
 
-    private final IdempotencyStore store;
+    private final HandlerClaimStore store;
     private final TransactionTemplate outside;
     private final ClaimPolicy policy;
     private final DispatchListener listener;
     private final HandlingObservations observations;
 
-    LeasedHandling(IdempotencyStore store, PlatformTransactionManager transactions, ClaimPolicy policy,
+    LeasedHandling(HandlerClaimStore store, PlatformTransactionManager transactions, ClaimPolicy policy,
                    DispatchListener listener, HandlingObservations observations) {
         this.store = store;
         this.outside = new TransactionTemplate(transactions);
@@ -68,8 +68,7 @@ final class LeasedHandling {
             throw e;
         }
         try {
-            outside.executeWithoutResult(s -> store.markSucceeded(c.token(), TransactionalHandling.HANDLED)
-                    .orThrow(c.token()));
+            outside.executeWithoutResult(s -> store.markSucceeded(c.token()).orThrow(c.token()));
         } catch (RuntimeException e) {
             HandlingObservations.failed(observation, e);
             throw e;

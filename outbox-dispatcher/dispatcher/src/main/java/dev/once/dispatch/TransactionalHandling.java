@@ -3,8 +3,7 @@ package dev.once.dispatch;
 import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.ClaimResult;
 import dev.once.idempotency.ClaimToken;
-import dev.once.idempotency.IdempotencyStore;
-import dev.once.idempotency.StoredResponse;
+import dev.once.idempotency.HandlerClaimStore;
 import dev.once.internal.TransientFailures;
 import io.micrometer.observation.Observation;
 import java.time.Duration;
@@ -33,19 +32,17 @@ import org.springframework.transaction.support.TransactionTemplate;
  */
 final class TransactionalHandling {
 
-    static final StoredResponse HANDLED = StoredResponse.of(200, null, new byte[0]);
-
     /** The first failure met, and at which delivery; {@code null} from {@link #handle} when everything committed. */
     record Failure(Delivery delivery, RuntimeException cause) {
     }
 
-    private final IdempotencyStore store;
+    private final HandlerClaimStore store;
     private final TransactionTemplate transactions;
     private final ClaimPolicy policy;
     private final DispatchListener listener;
     private final HandlingObservations observations;
 
-    TransactionalHandling(IdempotencyStore store, PlatformTransactionManager transactions, ClaimPolicy policy,
+    TransactionalHandling(HandlerClaimStore store, PlatformTransactionManager transactions, ClaimPolicy policy,
                           DispatchListener listener, HandlingObservations observations) {
         this.store = store;
         this.transactions = new TransactionTemplate(transactions);
@@ -140,7 +137,7 @@ final class TransactionalHandling {
         }
         // one write per fresh claim: inserted completed, in the transaction its handler's writes commit in
         boolean[] fresh = store.claimCompleted(unique.stream().map(Delivery.Claim::scope).toList(),
-                unique.stream().map(Delivery.Claim::requestHash).toList(), policy, HANDLED);
+                unique.stream().map(Delivery.Claim::requestHash).toList(), policy);
         List<ClaimToken> reclaimed = new ArrayList<>();
         Map<HandlerRegistration, List<Delivery.Claim>> batches = new LinkedHashMap<>();
         for (int i = 0; i < unique.size(); i++) {
@@ -164,7 +161,7 @@ final class TransactionalHandling {
         }
         // a batch handler's events, in record order, in one call, before the claims complete
         batches.values().forEach(batch -> Handlers.invokeBatch(batch, observations, outcomes));
-        if (store.markAllSucceeded(reclaimed, HANDLED) != reclaimed.size()) {
+        if (store.markAllSucceeded(reclaimed) != reclaimed.size()) {
             throw new IllegalStateException("a claim of this attempt was taken over meanwhile; attempting it smaller");
         }
     }

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.once.idempotency.ClaimPolicy;
-import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.HandlerClaimStore;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.test.TestDatabase;
 import dev.once.wire.RecordSigning;
@@ -22,20 +22,24 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.kafka.listener.BatchListenerFailedException;
 
 /**
- * A handler's claim is scoped by all six of tenant, actor, event type, event version, handler key and event id:
- * changing any one of them is an independent claim (the handler runs again), keeping all six is a redelivery (it is
- * skipped). And the dispatcher's listener hears every outcome once, however often an attempt was rolled back.
+ * A handler's claim is one row per handler and event ({@code once_handler_claim}, keyed by route and event id): it is
+ * scoped by event type, event version, handler key and event id, and changing any one of them is an independent claim
+ * (the handler runs again), keeping all four is a redelivery (it is skipped). Tenant and actor are part of the claim's
+ * fingerprint: the same event id under another tenant or actor is a conflict, refused as poison, never skipped as the
+ * first one's redelivery. And the dispatcher's listener hears every outcome once, however often an attempt was rolled
+ * back.
  */
 class ClaimScopeIT {
 
     @RegisterExtension
     static final TestDatabase db = TestDatabase.create().poolSize(4);
 
-    static IdempotencyStore store;
+    static HandlerClaimStore store;
 
     final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
     final Counting listener = new Counting();
@@ -44,7 +48,7 @@ class ClaimScopeIT {
     @BeforeAll
     static void migrate() {
         OnceMigrations.migrate(db.dataSource());
-        store = IdempotencyStore.create(db.dataSource());
+        store = HandlerClaimStore.create(db.dataSource());
     }
 
     @BeforeEach
@@ -66,18 +70,16 @@ class ClaimScopeIT {
     }
 
     @Test
-    void keeping_all_six_is_a_redelivery_and_changing_any_one_is_an_independent_claim() {
+    void keeping_all_four_is_a_redelivery_and_changing_any_one_is_an_independent_claim() {
         Event base = new Event(UUID.randomUUID(), "acme", "alice", "OrderPlaced", 1);
         dispatcher.dispatch(base.record());
         assertThat(runs("projection")).isEqualTo(1);
         assertThat(runs("audit")).as("the handler key is part of the scope").isEqualTo(1);
 
         dispatcher.dispatch(base.record());
-        assertThat(runs("projection")).as("all six kept: skipped").isEqualTo(1);
+        assertThat(runs("projection")).as("all four kept: skipped").isEqualTo(1);
 
-        List<Event> changedOnce = List.of(
-                base.withTenant("globex"), base.withActor("bob"), base.withType("OrderShipped"), base.withVersion(2),
-                base.withId(UUID.randomUUID()));
+        List<Event> changedOnce = List.of(base.withType("OrderShipped"), base.withVersion(2), base.withId(UUID.randomUUID()));
         for (Event changed : changedOnce) {
             int before = runs("projection");
             dispatcher.dispatch(changed.record());
@@ -85,6 +87,24 @@ class ClaimScopeIT {
             dispatcher.dispatch(changed.record());
             assertThat(runs("projection")).as("and its own redelivery is skipped: %s", changed).isEqualTo(before + 1);
         }
+    }
+
+    @Test
+    void the_same_event_under_another_tenant_or_actor_is_refused_as_poison_never_skipped_as_the_first() {
+        Event base = new Event(UUID.randomUUID(), "acme", "alice", "OrderPlaced", 1);
+        dispatcher.dispatch(base.record());
+        assertThat(runs("projection")).isEqualTo(1);
+
+        for (Event other : List.of(base.withTenant("globex"), base.withActor("bob"), base.withTenant("globex").withActor("bob"))) {
+            assertThatThrownBy(() -> dispatcher.dispatch(other.record())).as("%s", other)
+                    .isInstanceOf(PoisonEventException.class).hasMessageContaining("tenant or actor");
+        }
+
+        assertThat(runs("projection")).as("not run for another tenant or actor").isEqualTo(1);
+        assertThat(runs("audit")).isEqualTo(1);
+        assertThat(new JdbcTemplate(db.dataSource()).queryForList(
+                "SELECT DISTINCT tenant_id || '/' || actor_id FROM once_handler_claim WHERE event_id = ?", String.class,
+                base.id())).containsExactly("acme/alice");
     }
 
     @Test

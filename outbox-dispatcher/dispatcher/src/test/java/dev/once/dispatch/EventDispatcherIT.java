@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.once.idempotency.ClaimPolicy;
-import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.HandlerClaimStore;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.test.TestDatabase;
 import dev.once.wire.RecordSigning;
@@ -28,7 +28,7 @@ class EventDispatcherIT {
     static final TestDatabase db = TestDatabase.create().poolSize(6);
 
     static JdbcTemplate jdbc;
-    static IdempotencyStore store;
+    static HandlerClaimStore store;
 
     /** Stands for a process dying mid-handler: not an Exception, so nothing in the dispatcher handles it. */
     static final class SimulatedCrash extends Error {
@@ -43,7 +43,7 @@ class EventDispatcherIT {
         jdbc = new JdbcTemplate(db.dataSource());
         jdbc.execute("CREATE TABLE outbound (derived_key text NOT NULL)");
         jdbc.execute("CREATE TABLE projection (event_id uuid NOT NULL)");
-        store = IdempotencyStore.create(db.dataSource());
+        store = HandlerClaimStore.create(db.dataSource());
     }
 
     static ConsumerRecord<String, byte[]> record(UUID id, String payload) {
@@ -123,8 +123,8 @@ class EventDispatcherIT {
         assertThat(jdbc.queryForList("SELECT event_id FROM projection WHERE event_id IN (?, ?, ?, ?)", UUID.class,
                 first, second, bad, after)).as("the failing call's writes rolled back with its claims")
                 .containsExactlyInAnyOrder(first, second);
-        assertThat(jdbc.queryForObject("SELECT count(*) FROM idempotency_record WHERE idempotency_key IN (?, ?) "
-                + "AND status = 'succeeded'", Long.class, bad.toString(), after.toString())).isZero();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM once_handler_claim WHERE event_id IN (?, ?) "
+                + "AND status = 2", Long.class, bad, after)).isZero(); // 2: succeeded
     }
 
     @Test
@@ -143,8 +143,8 @@ class EventDispatcherIT {
         dispatcher.dispatch(record(id, "{}"));
 
         assertThat(runs).hasValue(1);
-        assertThat(jdbc.queryForObject("SELECT status FROM idempotency_record WHERE idempotency_key = ?", String.class,
-                id.toString())).isEqualTo("failed");
+        assertThat(jdbc.queryForObject("SELECT status FROM once_handler_claim WHERE event_id = ?", Integer.class,
+                id)).as("3: failed").isEqualTo(3);
     }
 
     @Test
@@ -179,8 +179,8 @@ class EventDispatcherIT {
         assertThat(jdbc.queryForList("SELECT derived_key FROM outbound", String.class))
                 .containsExactly(id + ":mailer", id + ":mailer");
         assertThat(calls).hasValue(2);
-        assertThat(jdbc.queryForMap("SELECT status, fencing_token FROM idempotency_record WHERE idempotency_key = ?", id.toString()))
-                .containsEntry("status", "succeeded").containsEntry("fencing_token", 2L);
+        assertThat(jdbc.queryForMap("SELECT CAST(status AS integer) AS status, fencing FROM once_handler_claim WHERE event_id = ?", id))
+                .as("2: succeeded").containsEntry("status", 2).containsEntry("fencing", 2);
     }
 
     @Test
@@ -197,7 +197,7 @@ class EventDispatcherIT {
         UUID id = UUID.randomUUID();
 
         assertThatThrownBy(() -> dispatcher.dispatch(record(id, "{}"))).isInstanceOf(SimulatedCrash.class);
-        assertThat(jdbc.queryForObject("SELECT count(*) FROM idempotency_record WHERE idempotency_key = ?", Long.class, id.toString()))
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM once_handler_claim WHERE event_id = ?", Long.class, id))
                 .as("the claim rolled back with the write").isZero();
         dispatcher.dispatch(record(id, "{}"));
         dispatcher.dispatch(record(id, "{}"));

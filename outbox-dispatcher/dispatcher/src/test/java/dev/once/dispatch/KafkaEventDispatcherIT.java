@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.once.idempotency.ClaimPolicy;
-import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.HandlerClaimStore;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
@@ -47,7 +47,7 @@ class KafkaEventDispatcherIT {
     static final TestDatabase db = TestDatabase.create().poolSize(8);
 
     static JdbcTemplate jdbc;
-    static IdempotencyStore store;
+    static HandlerClaimStore store;
     static KafkaProducer<String, byte[]> producer;
 
     String topic;
@@ -59,7 +59,7 @@ class KafkaEventDispatcherIT {
         OnceMigrations.migrate(db.dataSource());
         jdbc = new JdbcTemplate(db.dataSource());
         jdbc.execute("CREATE TABLE effect (handler text NOT NULL, event_id uuid NOT NULL, derived_key text NOT NULL)");
-        store = IdempotencyStore.create(db.dataSource());
+        store = HandlerClaimStore.create(db.dataSource());
         Properties config = new Properties();
         config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
         producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());
@@ -183,8 +183,10 @@ class KafkaEventDispatcherIT {
         assertThat(header(dead.get(0), WireFormat.DLT_REASON)).contains("projection is down");
         assertThat(effects("projection", doomed)).isZero();
         assertThat(effects("mailer", doomed)).as("the succeeding handler is not re-run").isEqualTo(1);
-        assertThat(jdbc.queryForObject("SELECT status FROM idempotency_record WHERE idempotency_key = ? AND route LIKE '%:projection'",
-                String.class, doomed.toString())).isEqualTo("failed");
+        assertThat(jdbc.queryForObject("""
+                SELECT c.status FROM once_handler_claim c JOIN once_handler_route r ON r.id = c.route_id
+                WHERE c.event_id = CAST(? AS uuid) AND r.route LIKE '%:projection'""",
+                Integer.class, doomed.toString())).as("3: failed").isEqualTo(3);
 
         failuresLeft.put("projection", new AtomicInteger(0));
         UUID next = publish(UUID.randomUUID());
@@ -285,8 +287,9 @@ class KafkaEventDispatcherIT {
                 why.append("\neffects: ").append(jdbc.queryForList(
                         "SELECT handler, count(*) AS effects, count(DISTINCT event_id) AS events FROM effect GROUP BY handler"));
                 why.append("\nclaims not succeeded: ").append(jdbc.queryForList("""
-                        SELECT route, status, count(*) AS claims, min(locked_until - now()) AS lease_left
-                        FROM idempotency_record WHERE status <> 'succeeded' GROUP BY route, status"""));
+                        SELECT r.route, c.status, count(*) AS claims, min(c.locked_until - now()) AS lease_left
+                        FROM once_handler_claim c JOIN once_handler_route r ON r.id = c.route_id
+                        WHERE c.status <> 2 GROUP BY r.route, c.status"""));
                 Thread.getAllStackTraces().forEach((thread, stack) -> {
                     if (thread.getName().contains("-C-")
                             || Arrays.stream(stack).anyMatch(f -> f.getClassName().startsWith("dev.once.dispatch.Event"))) {

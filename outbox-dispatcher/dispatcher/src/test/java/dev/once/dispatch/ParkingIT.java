@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.once.idempotency.ClaimPolicy;
-import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.HandlerClaimStore;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.idempotency.ParkedEvents;
 import dev.once.test.TestDatabase;
@@ -59,7 +59,7 @@ class ParkingIT {
     static final TestDatabase db = TestDatabase.create().poolSize(12);
 
     static JdbcTemplate jdbc;
-    static IdempotencyStore store;
+    static HandlerClaimStore store;
     static KafkaProducer<String, byte[]> producer;
 
     String topic;
@@ -73,7 +73,7 @@ class ParkingIT {
         jdbc = new JdbcTemplate(db.dataSource());
         jdbc.execute("CREATE TABLE IF NOT EXISTS parking_effect (seq bigserial, handler text NOT NULL, "
                 + "record_key text NOT NULL, n integer NOT NULL, event_id uuid NOT NULL)");
-        store = IdempotencyStore.create(db.dataSource());
+        store = HandlerClaimStore.create(db.dataSource());
         Properties config = new Properties();
         config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
         producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());

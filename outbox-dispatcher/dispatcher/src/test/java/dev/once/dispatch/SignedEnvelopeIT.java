@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.HandlerClaims;
-import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.HandlerClaimStore;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
@@ -62,7 +62,7 @@ class SignedEnvelopeIT {
     static final RecordSigning RING_A_AND_B = RecordSigning.require(SigningKeys.of(Map.of("a", SECRET_A, "b", SECRET_B), "b"));
 
     static JdbcTemplate jdbc;
-    static IdempotencyStore store;
+    static HandlerClaimStore store;
     static KafkaProducer<String, byte[]> producer;
 
     String topic;
@@ -75,7 +75,7 @@ class SignedEnvelopeIT {
         OnceMigrations.migrate(db.dataSource());
         jdbc = new JdbcTemplate(db.dataSource());
         jdbc.execute("CREATE TABLE effect (tenant_id text NOT NULL, actor_id text NOT NULL, event_id uuid NOT NULL)");
-        store = IdempotencyStore.create(db.dataSource());
+        store = HandlerClaimStore.create(db.dataSource());
         Properties config = new Properties();
         config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
         producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());
@@ -173,8 +173,7 @@ class SignedEnvelopeIT {
     }
 
     long claims(UUID id) {
-        return jdbc.queryForObject("SELECT count(*) FROM idempotency_record WHERE idempotency_key = ?", Long.class,
-                id.toString());
+        return jdbc.queryForObject("SELECT count(*) FROM once_handler_claim WHERE event_id = ?", Long.class, id);
     }
 
     /** Waits until {@code marker}, sent after the records under test on the same partition, has been handled. */

@@ -7,7 +7,10 @@ import dev.once.dispatch.EventDispatcher;
 import dev.once.dispatch.HandlerRegistration;
 import dev.once.dispatch.KafkaEventDispatcher;
 import dev.once.dispatch.Parking;
-import dev.once.idempotency.IdempotencyStore;
+import dev.once.autoconfigure.OnceSchema;
+import dev.once.idempotency.ClaimPartitions;
+import dev.once.idempotency.HandlerClaimStore;
+import dev.once.retention.RetentionRule;
 import dev.once.internal.RunningLifecycle;
 import dev.once.wire.RecordSigning;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -46,7 +49,7 @@ import org.springframework.transaction.PlatformTransactionManager;
         "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
         "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
         "dev.once.wire.autoconfigure.OnceSigningAutoConfiguration"})
-@ConditionalOnBean({IdempotencyStore.class, PlatformTransactionManager.class})
+@ConditionalOnBean({DataSource.class, OnceSchema.class, PlatformTransactionManager.class})
 @ConditionalOnProperty(prefix = "once.dispatcher", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties(OnceDispatcherProperties.class)
 public class OnceDispatcherAutoConfiguration {
@@ -58,9 +61,43 @@ public class OnceDispatcherAutoConfiguration {
         return registry == null ? DispatchListener.NONE : new DispatchMetrics(registry);
     }
 
+    /**
+     * The day partitions of the handlers' claims, kept by this instance unless
+     * {@code once.dispatcher.claim-partitions.enabled=false} (another role keeps them then); a day a claim needs is
+     * created on demand either way.
+     */
     @Bean
     @ConditionalOnMissingBean
-    EventDispatcher onceEventDispatcher(IdempotencyStore store, PlatformTransactionManager transactions,
+    ClaimPartitions onceClaimPartitions(DataSource dataSource, OnceSchema schema, OnceDispatcherProperties properties,
+                                        ObjectProvider<MeterRegistry> registries) {
+        MeterRegistry registry = registries.getIfAvailable();
+        return ClaimPartitions.create(dataSource, properties.toPartitionOptions(),
+                registry == null ? ClaimPartitions.Listener.NONE : new PartitionMetrics(registry));
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(name = "onceClaimPartitionsLifecycle")
+    @ConditionalOnProperty(prefix = "once.dispatcher.claim-partitions", name = "enabled", matchIfMissing = true)
+    SmartLifecycle onceClaimPartitionsLifecycle(ClaimPartitions partitions) {
+        return RunningLifecycle.of(partitions::start, partitions::close);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    HandlerClaimStore onceHandlerClaimStore(DataSource dataSource, ClaimPartitions partitions) {
+        return HandlerClaimStore.create(dataSource, partitions);
+    }
+
+    /** Undated claims are kept by row: the retention sweep deletes them once their own {@code kept_until} passed. */
+    @Bean
+    @ConditionalOnMissingBean(name = "onceUndatedClaimsRetentionRule")
+    RetentionRule onceUndatedClaimsRetentionRule() {
+        return RetentionRule.undatedHandlerClaims();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    EventDispatcher onceEventDispatcher(HandlerClaimStore store, PlatformTransactionManager transactions,
                                         ObjectProvider<HandlerRegistration> handlers, DispatchListener listener,
                                         OnceDispatcherProperties properties, RecordSigning signing,
                                         ObjectProvider<ObservationRegistry> observations) {
@@ -183,6 +220,14 @@ public class OnceDispatcherAutoConfiguration {
     @ConditionalOnClass(HealthIndicator.class)
     @ConditionalOnProperty(prefix = "once.dispatcher", name = "topics") // as the consumers themselves
     static class DispatcherHealth {
+
+        /** {@code /actuator/health} says whether the claims' partitions are kept ({@link PartitionHealthIndicator}). */
+        @Bean
+        @ConditionalOnMissingBean(name = "onceClaimPartitionsHealthIndicator")
+        @ConditionalOnProperty(prefix = "once.dispatcher.claim-partitions", name = "enabled", matchIfMissing = true)
+        HealthIndicator onceClaimPartitionsHealthIndicator(ClaimPartitions partitions) {
+            return new PartitionHealthIndicator(partitions);
+        }
 
         @Bean
         @ConditionalOnMissingBean(name = "onceDispatcherHealthIndicator")

@@ -280,6 +280,62 @@ public class OnceDispatcherProperties {
      */
     private RetentionCheck retentionCheck = RetentionCheck.WARN;
 
+    /** The day partitions of the handlers' claims (table once_handler_claim). */
+    private final ClaimPartitions claimPartitions = new ClaimPartitions();
+
+    public ClaimPartitions getClaimPartitions() {
+        return claimPartitions;
+    }
+
+    /** How the day partitions of once_handler_claim are kept: created ahead, dropped after the claim retention. */
+    public static class ClaimPartitions {
+
+        /** Whether this instance creates and drops partitions (one instance at a time does; all may run it). */
+        private boolean enabled = true;
+
+        /** How many days after today have their partition ready. */
+        private int daysAhead = dev.once.idempotency.ClaimPartitions.DAYS_AHEAD;
+
+        /** How often partitions are created and dropped. */
+        private Duration interval = dev.once.idempotency.ClaimPartitions.INTERVAL;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public int getDaysAhead() {
+            return daysAhead;
+        }
+
+        public void setDaysAhead(int daysAhead) {
+            this.daysAhead = daysAhead;
+        }
+
+        public Duration getInterval() {
+            return interval;
+        }
+
+        public void setInterval(Duration interval) {
+            this.interval = interval;
+        }
+    }
+
+    /** The options of the claims' partitions, with {@code claim-retention}. */
+    public dev.once.idempotency.ClaimPartitions.Options toPartitionOptions() {
+        try {
+            return new dev.once.idempotency.ClaimPartitions.Options(claimRetention, claimPartitions.getDaysAhead(),
+                    claimPartitions.getInterval());
+        } catch (IllegalArgumentException e) {
+            throw new dev.once.OnceConfigurationException("once.dispatcher.claim-partitions.* is invalid: "
+                    + e.getMessage(), "Set once.dispatcher.claim-retention and claim-partitions.interval to positive "
+                    + "durations and claim-partitions.days-ahead to 1 or more");
+        }
+    }
+
     /** What startup does when a topic keeps records longer than the claims are kept. */
     public enum RetentionCheck { WARN, FAIL, OFF }
 

@@ -9,6 +9,7 @@ import ch.qos.logback.core.read.ListAppender;
 import dev.once.OnceConfigurationException;
 import dev.once.autoconfigure.OnceStoreAutoConfiguration;
 import dev.once.dispatch.HandlerRegistration;
+import dev.once.idempotency.ClaimPartitions;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
 import dev.once.wire.WireFormat;
@@ -17,11 +18,13 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -55,7 +58,10 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
  * Exactly once for as long as Kafka can deliver again. A handler's claim is kept for
  * {@code once.dispatcher.claim-retention}, apart from the request TTL ({@code once.idempotency.ttl}, here 1 s): a
  * consumer group reset to earliest, or a dead letter re-published, long after the request TTL but within the claim
- * retention, is skipped. After the claim retention the redelivery is a new event for the handler, as documented.
+ * retention, is skipped. Where the claim lives decides how long exactly: a claim of a UUIDv7 event lives in its event's
+ * day and is kept until that day's partition is dropped (the end of the day plus the claim retention); an event whose
+ * id is no UUIDv7, or that is already older than the claim retention when first claimed, is claimed undated and kept
+ * the claim retention after its claim. After that the redelivery is a new event for the handler, as documented.
  * Startup compares the topics' retention with the claims' and says so.
  */
 class LateRedeliveryIT {
@@ -108,7 +114,8 @@ class LateRedeliveryIT {
     @Test
     void a_group_reset_to_earliest_after_the_request_ttl_but_within_the_claim_retention_is_skipped() throws Exception {
         String topic = topic();
-        UUID event = send(topic, "OrderPlaced");
+        long eventMillis = System.currentTimeMillis();
+        UUID event = send(topic, "OrderPlaced", uuidV7(eventMillis)); // as the outbox names its events
         String group = "late-" + UUID.randomUUID();
 
         runner(topic, group, "1h").run(context -> await().atMost(Duration.ofSeconds(60)).until(() -> effects(event) == 1));
@@ -117,16 +124,50 @@ class LateRedeliveryIT {
         runner(topic, group, "1h").run(context -> {
             MeterRegistry meters = context.getBean(MeterRegistry.class);
             await().atMost(Duration.ofSeconds(60)).until(() -> skipped(meters, "projection") == 1);
+
+            // kept in its event's day, until that day's partition is dropped: the claim retention after the day ends
+            int day = (int) Math.floorDiv(eventMillis, DAY_MILLIS);
+            assertThat(claimDay(event)).as("dated: in the partition of its event's day").isEqualTo(day);
+            assertThat(jdbc.queryForObject("SELECT kept_until FROM once_handler_claim WHERE event_id = ?",
+                    java.sql.Timestamp.class, event)).as("a dated claim is kept by its day, not by row").isNull();
+            assertThat(context.getBean(ClaimPartitions.class).partitions())
+                    .filteredOn(p -> p.day() == day).singleElement().satisfies(p -> {
+                        assertThat(p.date()).isEqualTo(LocalDate.ofEpochDay(day));
+                        assertThat(p.dropAtMillis()).isEqualTo((day + 1L) * DAY_MILLIS + Duration.ofHours(1).toMillis());
+                        assertThat(p.dropAtMillis() - eventMillis).as("at least the claim retention after the event")
+                                .isGreaterThanOrEqualTo(Duration.ofHours(1).toMillis());
+                    });
         });
 
         assertThat(effects(event)).isEqualTo(1);
-        assertThat(claimKeptFor(event)).isEqualTo(Duration.ofHours(1));
+    }
+
+    @Test
+    void an_event_already_older_than_the_claim_retention_is_claimed_undated_and_kept_the_retention_after_its_claim()
+            throws Exception {
+        String topic = topic();
+        UUID event = send(topic, "OrderPlaced", uuidV7(System.currentTimeMillis() - Duration.ofHours(2).toMillis()));
+        String group = "late-" + UUID.randomUUID();
+
+        runner(topic, group, "1h").run(context -> await().atMost(Duration.ofSeconds(60)).until(() -> effects(event) == 1));
+        assertThat(claimDay(event)).as("its day may be gone already: undated").isZero();
+        assertThat(jdbc.queryForObject("SELECT CAST(round(EXTRACT(EPOCH FROM kept_until - now()) / 60) AS bigint) FROM once_handler_claim "
+                + "WHERE event_id = ?", Long.class, event)).as("kept the claim retention (1 h) after its claim, in minutes")
+                .isEqualTo(60);
+        awaitOlderThanTheRequestTtl(event);
+        resetToEarliest(group, topic);
+        runner(topic, group, "1h").run(context -> {
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            await().atMost(Duration.ofSeconds(60)).until(() -> skipped(meters, "projection") == 1);
+        });
+
+        assertThat(effects(event)).isEqualTo(1);
     }
 
     @Test
     void a_dead_letter_re_published_after_the_request_ttl_is_skipped_while_its_failed_claim_is_kept() throws Exception {
         String topic = topic();
-        UUID event = send(topic, "OrderBroken");
+        UUID event = send(topic, "OrderBroken", uuidV7(System.currentTimeMillis()));
         String group = "late-" + UUID.randomUUID();
         // parking off: retried in place, then dead-lettered with a failed claim (parking keeps it in PostgreSQL)
         runner(topic, group, "1h").withPropertyValues("once.dispatcher.parking.enabled=false").run(context ->
@@ -145,15 +186,16 @@ class LateRedeliveryIT {
     }
 
     @Test
-    void after_the_claim_retention_a_redelivery_is_a_new_event_for_the_handler() throws Exception {
+    void after_the_claim_retention_a_redelivery_of_an_undated_claim_is_a_new_event_for_the_handler() throws Exception {
         String topic = topic();
-        UUID event = send(topic, "OrderPlaced");
+        UUID event = send(topic, "OrderPlaced", UUID.randomUUID()); // no UUIDv7: no time, so kept by row
         String group = "late-" + UUID.randomUUID();
         runner(topic, group, "3s").withPropertyValues("once.dispatcher.lease=1s")
                 .run(context -> await().atMost(Duration.ofSeconds(60)).until(() -> effects(event) == 1));
+        assertThat(claimDay(event)).as("undated").isZero();
 
         await().atMost(Duration.ofSeconds(30)).until(() -> Boolean.TRUE.equals(jdbc.queryForObject(
-                "SELECT expires_at < now() FROM idempotency_record WHERE idempotency_key = ?", Boolean.class, event.toString())));
+                "SELECT kept_until < now() FROM once_handler_claim WHERE event_id = ?", Boolean.class, event)));
         resetToEarliest(group, topic);
         runner(topic, group, "3s").withPropertyValues("once.dispatcher.lease=1s")
                 .run(context -> await().atMost(Duration.ofSeconds(60)).until(() -> effects(event) == 2));
@@ -190,8 +232,17 @@ class LateRedeliveryIT {
         return topic;
     }
 
-    private static UUID send(String topic, String type) {
-        UUID id = UUID.randomUUID();
+    private static final long DAY_MILLIS = 86_400_000L;
+
+    /** A UUIDv7 carrying {@code millis}, as the outbox's event ids do. */
+    private static UUID uuidV7(long millis) {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        long msb = (millis << 16) | 0x7000L | random.nextInt(0x1000);
+        long lsb = (random.nextLong() & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L;
+        return new UUID(msb, lsb);
+    }
+
+    private static UUID send(String topic, String type, UUID id) {
         ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, "o-1", "{}".getBytes(StandardCharsets.UTF_8));
         for (String[] h : new String[][] {{WireFormat.EVENT_ID, id.toString()}, {WireFormat.TENANT_ID, "acme"},
                 {WireFormat.ACTOR_ID, "alice"}, {WireFormat.EVENT_TYPE, type}, {WireFormat.EVENT_VERSION, "1"}}) {
@@ -243,15 +294,19 @@ class LateRedeliveryIT {
         }
     }
 
-    private static void awaitOlderThanTheRequestTtl(UUID event) {
-        await().atMost(Duration.ofSeconds(30)).until(() -> Boolean.TRUE.equals(jdbc.queryForObject(
-                "SELECT bool_and(now() - created_at > interval '1 second') FROM idempotency_record WHERE idempotency_key = ?",
-                Boolean.class, event.toString())));
+    /**
+     * Waits until the event's claims are older than the request TTL (1 s). A claim row carries no time of its own: the
+     * claims exist now, so they are older than 1 s once a second more has passed.
+     */
+    private static void awaitOlderThanTheRequestTtl(UUID event) throws InterruptedException {
+        await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM once_handler_claim WHERE event_id = ?", Long.class, event) > 0);
+        Thread.sleep(1_100);
     }
 
-    private static Duration claimKeptFor(UUID event) {
-        return Duration.ofSeconds(jdbc.queryForObject("SELECT round(EXTRACT(EPOCH FROM expires_at - created_at))::bigint "
-                + "FROM idempotency_record WHERE idempotency_key = ?", Long.class, event.toString()));
+    /** The day the event's claim lives in: days since 1970-01-01, 0 when undated. */
+    private static int claimDay(UUID event) {
+        return jdbc.queryForObject("SELECT day FROM once_handler_claim WHERE event_id = ?", Integer.class, event);
     }
 
     private static long effects(UUID event) {

@@ -7,7 +7,8 @@ import dev.once.autoconfigure.OnceStoreAutoConfiguration;
 import dev.once.dispatch.EventDispatcher;
 import dev.once.dispatch.HandlerRegistration;
 import dev.once.dispatch.KafkaEventDispatcher;
-import dev.once.idempotency.IdempotencyStore;
+import dev.once.idempotency.ClaimPartitions;
+import dev.once.idempotency.HandlerClaimStore;
 import dev.once.test.SecuredKafka;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;
@@ -73,7 +74,8 @@ class OnceDispatcherAutoConfigurationIT {
     @Test
     void without_topics_the_dispatcher_exists_but_no_consumer_runs() {
         runner().run(context -> {
-            assertThat(context).hasSingleBean(EventDispatcher.class).hasSingleBean(IdempotencyStore.class)
+            assertThat(context).hasSingleBean(EventDispatcher.class).hasSingleBean(HandlerClaimStore.class)
+                    .hasSingleBean(ClaimPartitions.class)
                     .doesNotHaveBean(KafkaEventDispatcher.class);
         });
     }
@@ -145,8 +147,8 @@ class OnceDispatcherAutoConfigurationIT {
                     "SELECT count(*) FROM effect WHERE event_id = ?", Long.class, real) == 1);
             assertThat(deadLetterIds(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers()),
                     topic + WireFormat.DEAD_LETTER_SUFFIX)).containsExactly(forged.toString());
-            assertThat(jdbc.queryForObject("SELECT count(*) FROM idempotency_record WHERE idempotency_key = ?", Long.class,
-                    forged.toString())).isZero();
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM once_handler_claim WHERE event_id = ?", Long.class,
+                    forged)).isZero();
             MeterRegistry meters = context.getBean(MeterRegistry.class);
             assertThat(meters.get("once.dispatcher.rejected").tag("reason", "SIGNATURE_MISSING").counter().count())
                     .isEqualTo(1);

@@ -26,6 +26,8 @@ class OnceDispatcherPropertiesTest {
         assertThat(properties.getParking().toPolicy()).isEqualTo(ParkingPolicy.ofDefaults());
         assertThat(properties.getUnhandled().getForeignType()).isEqualTo(UnhandledPolicy.FOREIGN_TYPE);
         assertThat(properties.getUnhandled().getUnknownVersion()).isEqualTo(UnhandledPolicy.UNKNOWN_VERSION);
+        assertThat(properties.getClaimPartitions().isEnabled()).isTrue();
+        assertThat(properties.toPartitionOptions()).isEqualTo(dev.once.idempotency.ClaimPartitions.Options.ofDefaults());
     }
 
     @Test
