@@ -2,7 +2,7 @@
 -- A claim is what one handler (route <event_type>:v<version>:<handler_key>) took for one event: no HTTP columns, the
 -- route as a number, tenant, actor and the payload's fingerprint hashed to 16 bytes (so the same event id under
 -- another tenant or actor is a conflict, not the first one's redelivery). Each row lives in the partition of its event's day, the
--- UTC day of the time in its UUIDv7 id, so the key (route_id, event_id, day) is unique across partitions: a
+-- UTC day of the time in its UUIDv7 id, so the key (event_id, route_id, day) is unique across partitions: a
 -- redelivery, months later or from another relay, computes the same day and finds the claim. Whole days are dropped
 -- once every claim in them is older than the claim retention (HandlerClaimStore, ClaimPartitions).
 -- Day 0 is the undated partition: events whose id is not a UUIDv7, and events first claimed when already older than
@@ -26,7 +26,9 @@ CREATE TABLE once_handler_claim (
     kept_until   timestamptz,                 -- undated claims only: when the retention sweep may delete it
     failed_at    timestamptz,
     reason       text,                        -- why it failed, at most 500 characters
-    CONSTRAINT once_handler_claim_pk PRIMARY KEY (route_id, event_id, day)
+    -- the event id first: ids arrive in time order, so the key's index grows at its right end and stays compact
+    -- (route first would split each handler's range of it in halves)
+    CONSTRAINT once_handler_claim_pk PRIMARY KEY (event_id, route_id, day)
 ) PARTITION BY RANGE (day);
 
 CREATE TABLE once_handler_claim_undated PARTITION OF once_handler_claim FOR VALUES FROM (0) TO (1);

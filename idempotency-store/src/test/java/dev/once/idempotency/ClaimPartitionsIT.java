@@ -135,4 +135,51 @@ class ClaimPartitionsIT {
         assertThat(jdbc.queryForObject("SELECT count(*) FROM once_handler_claim c JOIN once_handler_route r"
                 + " ON r.id = c.route_id WHERE r.route = ?", Long.class, route.value())).isEqualTo(events.size());
     }
+
+    /** Transaction locks and statements only: nothing of it needs a session of its own. */
+    @Test
+    void through_a_pooler_in_transaction_mode_claims_are_made_and_days_kept() throws Exception {
+        int today = today();
+        oldDayWithClaims(today - 50, 100);
+        try (dev.once.test.PgBouncer bouncer = dev.once.test.PgBouncer.start(db.server(), db.schema());
+             HikariDataSource pooled = pooled(bouncer)) {
+            List<ClaimPartitions> instances = List.of(ClaimPartitions.create(pooled, ClaimPartitions.Options.ofDefaults()),
+                    ClaimPartitions.create(pooled, ClaimPartitions.Options.ofDefaults()));
+            List<CompletableFuture<ClaimPartitions.Round>> rounds = instances.stream()
+                    .map(p -> CompletableFuture.supplyAsync(p::maintain)).toList();
+            for (CompletableFuture<ClaimPartitions.Round> round : rounds) {
+                round.get(60, TimeUnit.SECONDS);
+            }
+            // a detach the other instance had under way is finished by a later round
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+                instances.get(0).maintain();
+                return !days(instances.get(0)).contains(today - 50);
+            });
+
+            HandlerClaimStore store = HandlerClaimStore.create(pooled, instances.get(1));
+            TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(pooled));
+            Route route = Route.of("OrderPlaced:v1:pooled");
+            UUID transactional = dev.once.outbox.UuidV7.next();
+            UUID leased = dev.once.outbox.UuidV7.next();
+            IdempotencyScope first = IdempotencyScope.of("acme", "alice", route, transactional.toString());
+            IdempotencyScope second = IdempotencyScope.of("acme", "alice", route, leased.toString());
+            boolean[] fresh = tx.execute(s -> store.claimCompleted(List.of(first), List.of("v1:a"), ClaimPolicy.ofDefaults()));
+            assertThat(fresh).containsExactly(true);
+            ClaimResult.Claimed claimed = (ClaimResult.Claimed) store.claim(second, "v1:b", ClaimPolicy.ofDefaults());
+            assertThat(store.markSucceeded(claimed.token())).isEqualTo(TransitionResult.APPLIED);
+
+            assertThat(store.claim(first, "v1:a", ClaimPolicy.ofDefaults())).isInstanceOf(ClaimResult.Replay.class);
+            assertThat(store.claim(second, "v1:b", ClaimPolicy.ofDefaults())).isInstanceOf(ClaimResult.Replay.class);
+            assertThat(days(instances.get(0))).doesNotContain(today - 50).contains(today, today + ClaimPartitions.DAYS_AHEAD);
+        }
+    }
+
+    static HikariDataSource pooled(dev.once.test.PgBouncer bouncer) {
+        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+        config.setJdbcUrl(bouncer.jdbcUrl());
+        config.setUsername(db.server().username());
+        config.setPassword(db.server().password());
+        config.setMaximumPoolSize(6);
+        return new HikariDataSource(config);
+    }
 }

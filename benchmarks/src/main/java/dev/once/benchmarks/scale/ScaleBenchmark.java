@@ -265,12 +265,13 @@ public final class ScaleBenchmark {
         long batch = 1_000_000;
         for (long lo = from; lo < to; lo += batch) {
             long hi = Math.min(to, lo + batch);
-            // the time of claim i among `to` claims: later steps interleave with earlier ones over the same days
+            // claim i of a step of `to` claims at start + i * span / to: each step in time order, as events arrive, over
+            // the same days (a later step's claims fall between an earlier one's)
             String ids = """
                     SELECT i, CAST(lpad(to_hex(ms), 12, '0') || '7' || substr(md5(i::text), 1, 3)
                                    || '8' || substr(md5(i::text), 4, 15) AS uuid) AS event_id, ms
-                    FROM (SELECT i, %d + (i * 7919) %% %d AS ms FROM generate_series(CAST(%d AS bigint), %d) AS i) AS g
-                    """.formatted(start, span, lo, hi - 1);
+                    FROM (SELECT i, %d + i * %d / %d AS ms FROM generate_series(CAST(%d AS bigint), %d) AS i) AS g
+                    """.formatted(start, span, to, lo, hi - 1);
             jdbc.execute("""
                     INSERT INTO once_handler_claim (route_id, day, event_id, status, tenant_id, actor_id, payload_hash)
                     SELECT 1, CAST(ms / 86400000 AS integer), event_id, 2, 'acme', 'svc-orders',
