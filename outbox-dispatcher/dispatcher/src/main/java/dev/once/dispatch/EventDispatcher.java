@@ -17,10 +17,10 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Runs each handler registered for a record's event type and version at most once per event, by claiming
- * tenant + actor + {@code <event_type>:v<version>:<handler_key>} + event_id in the idempotency store first. A
- * redelivery finds each handler's claim succeeded and skips it, so a record retried because one handler failed never
- * re-runs the handlers that already succeeded. The request hash is the payload's fingerprint: the same event id with
- * another payload is a conflict and is dead-lettered.
+ * {@code <event_type>:v<version>:<handler_key>} + event_id in the {@link HandlerClaimStore} first, with tenant, actor
+ * and the payload's fingerprint as the claim's fingerprint. A redelivery finds each handler's claim succeeded and
+ * skips it, so a record retried because one handler failed never re-runs the handlers that already succeeded. The same
+ * event id with another payload, tenant or actor is a conflict and is dead-lettered.
  *
  * <p>One path for every record: a poll is worked out once into {@link Delivery deliveries} (envelope and claims), and
  * a single record is a poll of one. Runs of records whose handlers are all TRANSACTIONAL are handled together

@@ -18,7 +18,7 @@ public final class Parking {
         this.policy = policy;
     }
 
-    /** Parks in {@code dataSource}, the idempotency store's, whose schema {@code OnceMigrations} created. */
+    /** Parks in {@code dataSource}, the claims', whose schema {@code OnceMigrations} created. */
     public static Parking on(DataSource dataSource, ParkingPolicy policy) {
         if (dataSource == null || policy == null) {
             throw new IllegalArgumentException("parking needs the store's DataSource and a policy");
