@@ -1,6 +1,5 @@
 package dev.once.idempotency;
 
-import dev.once.OnceConfigurationException;
 import dev.once.OnceException;
 import dev.once.idempotency.ClaimResult.Claimed;
 import java.nio.charset.StandardCharsets;
@@ -402,14 +401,7 @@ final class JdbcHandlerClaimStore implements HandlerClaimStore {
         return rows == 1 ? TransitionResult.APPLIED : TransitionResult.STALE;
     }
 
-    /** As {@link JdbcIdempotencyStore}: a transaction on another DataSource would commit the claim apart from it. */
     private void requireOwnTransaction() {
-        if (TransactionSynchronizationManager.isActualTransactionActive()
-                && !TransactionSynchronizationManager.hasResource(dataSource)) {
-            throw new OnceConfigurationException("A transaction is active, but not on the handler claim store's "
-                    + "DataSource (" + dataSource + "), so its statements would commit apart from it",
-                    "Build the transaction manager over the same DataSource bean the store uses (with Spring Boot: "
-                            + "the DataSource bean, which Once wraps in OnceDataSource), not over the pool beneath it");
-        }
+        JdbcIdempotencyStore.requireOwnTransaction(dataSource);
     }
 }

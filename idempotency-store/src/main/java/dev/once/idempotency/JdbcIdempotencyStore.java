@@ -59,13 +59,18 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
         return claims.claim(scope, requestHash, policy);
     }
 
-    /**
-     * A Spring transaction is active but holds no connection of this store's DataSource (its transaction manager was
-     * built over another object, say the pool beneath an {@code OnceDataSource}): the store's statements would commit
-     * on their own, a claim would survive the rollback of the work it guards. Refused, once per call, at the cost of a
-     * thread-local look-up.
-     */
+    /** See {@link #requireOwnTransaction(DataSource)}. */
     private void requireOwnTransaction() {
+        requireOwnTransaction(dataSource);
+    }
+
+    /**
+     * A Spring transaction is active but holds no connection of the store's {@code dataSource} (its transaction manager
+     * was built over another object, say the pool beneath an {@code OnceDataSource}): the store's statements would
+     * commit on their own, a claim would survive the rollback of the work it guards. Refused, once per call, at the
+     * cost of a thread-local look-up. {@link JdbcHandlerClaimStore} asks the same.
+     */
+    static void requireOwnTransaction(DataSource dataSource) {
         if (TransactionSynchronizationManager.isActualTransactionActive()
                 && !TransactionSynchronizationManager.hasResource(dataSource)) {
             throw new dev.once.OnceConfigurationException("A transaction is active, but not on the idempotency "
