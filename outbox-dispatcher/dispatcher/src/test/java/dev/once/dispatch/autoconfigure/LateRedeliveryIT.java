@@ -301,7 +301,9 @@ class LateRedeliveryIT {
     private static void awaitOlderThanTheRequestTtl(UUID event) throws InterruptedException {
         await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
                 "SELECT count(*) FROM once_handler_claim WHERE event_id = ?", Long.class, event) > 0);
-        Thread.sleep(1_100);
+        java.sql.Timestamp claimed = jdbc.queryForObject("SELECT statement_timestamp()", java.sql.Timestamp.class);
+        await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
+                "SELECT statement_timestamp() > CAST(? AS timestamptz) + interval '1100 milliseconds'", Boolean.class, claimed));
     }
 
     /** The day the event's claim lives in: days since 1970-01-01, 0 when undated. */

@@ -122,7 +122,9 @@ class CdcRepublishIT {
         assertThat(jdbc.queryForObject("""
                 SELECT count(*) FROM once_handler_claim c JOIN once_handler_route r ON r.id = c.route_id
                 WHERE r.route LIKE '%:projection' AND c.status = 2""", Long.class)).isEqualTo(3);
-        Thread.sleep(1_100);
+        java.sql.Timestamp claimed = jdbc.queryForObject("SELECT statement_timestamp()", java.sql.Timestamp.class);
+        await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
+                "SELECT statement_timestamp() > CAST(? AS timestamptz) + interval '1100 milliseconds'", Boolean.class, claimed));
         ReplicationCleanup.drop(db.dataSource(), SLOT, SLOT);
         jdbc.update("DELETE FROM once_relay_offset WHERE store_key = ?", SLOT);
 
