@@ -1,5 +1,6 @@
 package dev.once.idempotency;
 
+import dev.once.audit.Operator;
 import java.time.Instant;
 import java.util.List;
 import javax.sql.DataSource;
@@ -18,8 +19,11 @@ public interface HandlerClaims {
     /** Failed handler claims, newest first, for one handler key or all ({@code null}). */
     List<FailedHandler> failed(String handlerKey, int limit);
 
-    /** Lets handler {@code handlerKey} run again for event {@code eventId}; returns how many claims were failed. */
-    int retry(String eventId, String handlerKey);
+    /**
+     * Lets handler {@code handlerKey} run again for event {@code eventId}; returns how many claims were failed. Recorded
+     * in the {@link dev.once.audit.OperatorAudit operator audit}, in the same transaction.
+     */
+    int retry(String eventId, String handlerKey, Operator by);
 
     /**
      * Each handler's claims, by route: how many there are, how many failed or are being handled, how many are in the

@@ -1,5 +1,6 @@
 package dev.once.idempotency;
 
+import dev.once.audit.Operator;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.LongConsumer;
@@ -21,9 +22,10 @@ public interface IdempotencyOperations {
     /**
      * An operator's release of one stuck processing record, so that a retry can claim it at once: the record expires,
      * its lease is cleared and its fencing token moves on, so the old claimant can no longer complete it. A record
-     * whose lease is still live is refused unless {@code evenIfLeaseLive}. Runs as its own statement.
+     * whose lease is still live is refused unless {@code evenIfLeaseLive}. Runs in its own transaction, recorded in
+     * the {@link dev.once.audit.OperatorAudit operator audit}.
      */
-    ReleaseResult forceRelease(IdempotencyScope scope, boolean evenIfLeaseLive);
+    ReleaseResult forceRelease(IdempotencyScope scope, boolean evenIfLeaseLive, Operator by);
 
     /** What the store knows about {@code scope}; {@code requestHash} may be {@code null} to skip the conflict check. */
     Diagnosis diagnose(IdempotencyScope scope, String requestHash);

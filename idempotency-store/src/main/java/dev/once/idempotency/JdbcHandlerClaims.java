@@ -1,7 +1,11 @@
 package dev.once.idempotency;
 
+import dev.once.audit.Operator;
+import dev.once.audit.OperatorAudit;
 import java.time.LocalDate;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -37,9 +41,11 @@ final class JdbcHandlerClaims implements HandlerClaims {
             """;
 
     private final JdbcTemplate jdbc;
+    private final OperatorAudit audit;
 
     JdbcHandlerClaims(DataSource dataSource) {
         this.jdbc = new JdbcTemplate(dataSource);
+        this.audit = OperatorAudit.create(dataSource);
     }
 
     @Override
@@ -59,7 +65,10 @@ final class JdbcHandlerClaims implements HandlerClaims {
     }
 
     @Override
-    public int retry(String eventId, String handlerKey) {
-        return jdbc.update(RETRY, eventId, handlerKey);
+    public int retry(String eventId, String handlerKey, Operator by) {
+        Map<String, Object> target = new LinkedHashMap<>();
+        target.put("event_id", eventId);
+        target.put("handler_key", handlerKey);
+        return audit.record(by, "claim.retry", target, () -> jdbc.update(RETRY, eventId, handlerKey));
     }
 }

@@ -1,7 +1,11 @@
 package dev.once.idempotency;
 
+import dev.once.audit.Operator;
+import dev.once.audit.OperatorAudit;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.LongConsumer;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -21,17 +25,25 @@ final class JdbcIdempotencyOperations implements IdempotencyOperations {
     private final JdbcTemplate jdbc;
     private final DiagnoseQuery diagnoses;
     private final Sweeps sweeps;
+    private final OperatorAudit audit;
 
     JdbcIdempotencyOperations(DataSource dataSource) {
         this.jdbc = new JdbcTemplate(dataSource);
         this.diagnoses = new DiagnoseQuery(jdbc);
         this.sweeps = new Sweeps(jdbc);
+        this.audit = OperatorAudit.create(dataSource);
     }
 
     @Override
-    public ReleaseResult forceRelease(IdempotencyScope scope, boolean evenIfLeaseLive) {
-        int rows = jdbc.update(FORCE_RELEASE, scope.tenantId(), scope.userId(), scope.route().value(), scope.key().value(),
-                evenIfLeaseLive);
+    public ReleaseResult forceRelease(IdempotencyScope scope, boolean evenIfLeaseLive, Operator by) {
+        Map<String, Object> target = new LinkedHashMap<>();
+        target.put("tenant_id", scope.tenantId());
+        target.put("user_id", scope.userId());
+        target.put("route", scope.route().value());
+        target.put("idempotency_key", scope.key().value());
+        target.put("even_if_lease_live", evenIfLeaseLive);
+        int rows = audit.record(by, "record.release", target, () -> jdbc.update(FORCE_RELEASE, scope.tenantId(),
+                scope.userId(), scope.route().value(), scope.key().value(), evenIfLeaseLive));
         if (rows == 1) {
             return ReleaseResult.RELEASED;
         }

@@ -1,5 +1,7 @@
 package dev.once.idempotency;
 
+import dev.once.audit.Operator;
+import dev.once.audit.OperatorAudit;
 import java.sql.Array;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -58,6 +60,37 @@ final class JdbcParkedEvents implements ParkedEvents {
             RETURNING group_id, topic, kafka_partition, record_key
             """;
 
+    static final String SUMMARY = """
+            SELECT group_id,
+                   count(*) FILTER (WHERE status = 'parked' AND reason = 'held') AS held,
+                   count(*) FILTER (WHERE status = 'parked' AND reason = 'failing') AS failing,
+                   count(*) FILTER (WHERE status = 'failed') AS failed,
+                   count(*) FILTER (WHERE status = 'parked' AND reason = 'behind') AS behind,
+                   count(DISTINCT (topic, kafka_partition, coalesce(record_key, CAST(id AS text)))) AS keys
+            FROM once_parked_event
+            WHERE status <> 'abandoned'
+            GROUP BY group_id
+            ORDER BY group_id
+            """;
+
+    /**
+     * Failing and failed events by handler and fingerprint; a failure that names two handlers counts in both. The
+     * slice is written {@code [1 : 20]}: unspaced, the named-parameter parser would read {@code :20} as a parameter.
+     */
+    static final String FAILURE_GROUPS = """
+            SELECT h.handler_key, fingerprint, min(exception_class) AS exception_class,
+                   (array_agg(message ORDER BY last_failed_at DESC NULLS LAST, id DESC))[1] AS message,
+                   count(*) AS events,
+                   count(DISTINCT (group_id, topic, kafka_partition, coalesce(record_key, CAST(id AS text)))) AS keys,
+                   min(first_failed_at) AS first_failed_at, max(last_failed_at) AS last_failed_at,
+                   (array_agg(DISTINCT tenant_id) FILTER (WHERE tenant_id IS NOT NULL))[1 : 20] AS tenants
+            FROM once_parked_event CROSS JOIN LATERAL unnest(handler_keys) AS h(handler_key)
+            WHERE status <> 'abandoned' AND (status = 'failed' OR reason = 'failing') AND """ + MATCHES + """
+            GROUP BY h.handler_key, fingerprint
+            ORDER BY events DESC, h.handler_key, fingerprint
+            LIMIT :limit
+            """;
+
     /**
      * After an abandon, in the same transaction: the first row that still holds on each key it touched is due, if it
      * was waiting behind the rows abandoned.
@@ -80,10 +113,12 @@ final class JdbcParkedEvents implements ParkedEvents {
 
     private final NamedParameterJdbcTemplate jdbc;
     private final TransactionTemplate transactions;
+    private final OperatorAudit audit;
 
     JdbcParkedEvents(DataSource dataSource) {
         this.jdbc = new NamedParameterJdbcTemplate(dataSource);
         this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+        this.audit = OperatorAudit.create(dataSource);
     }
 
     @Override
@@ -98,12 +133,34 @@ final class JdbcParkedEvents implements ParkedEvents {
     }
 
     @Override
-    public int retry(Filter filter) {
-        return jdbc.update(RETRY, parameters(filter));
+    public List<GroupSummary> summary() {
+        return jdbc.query(SUMMARY, (rs, n) -> new GroupSummary(rs.getString("group_id"), rs.getLong("held"),
+                rs.getLong("failing"), rs.getLong("failed"), rs.getLong("behind"), rs.getLong("keys")));
     }
 
     @Override
-    public int abandon(Filter filter) {
+    public List<FailureGroup> failureGroups(Filter filter, int limit) {
+        return jdbc.query(FAILURE_GROUPS, parameters(filter).addValue("limit", limit), (rs, n) -> {
+            Array tenants = rs.getArray("tenants");
+            return new FailureGroup(rs.getString("handler_key"), rs.getString("fingerprint"),
+                    rs.getString("exception_class"), rs.getString("message"), rs.getLong("events"),
+                    rs.getLong("keys"), instant(rs.getTimestamp("first_failed_at")),
+                    instant(rs.getTimestamp("last_failed_at")),
+                    tenants == null ? List.of() : List.of((String[]) tenants.getArray()));
+        });
+    }
+
+    @Override
+    public int retry(Filter filter, Operator by) {
+        return audit.record(by, "parked.retry", filter.criteria(), () -> jdbc.update(RETRY, parameters(filter)));
+    }
+
+    @Override
+    public int abandon(Filter filter, Operator by) {
+        return audit.record(by, "parked.abandon", filter.criteria(), () -> abandon(filter));
+    }
+
+    private int abandon(Filter filter) {
         Integer abandoned = transactions.execute(s -> {
             List<Key> keys = jdbc.query(ABANDON, parameters(filter), (rs, n) -> new Key(rs.getString("group_id"),
                     rs.getString("topic"), rs.getInt("kafka_partition"), rs.getString("record_key")));

@@ -1,13 +1,13 @@
 package dev.once.outbox;
 
+import dev.once.audit.Operator;
+import dev.once.audit.OperatorAudit;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /** {@link OutboxOperations} over JDBC. */
 final class JdbcOutboxOperations implements OutboxOperations {
@@ -61,11 +61,11 @@ final class JdbcOutboxOperations implements OutboxOperations {
             """;
 
     private final JdbcTemplate jdbc;
-    private final TransactionTemplate tx;
+    private final OperatorAudit audit;
 
     JdbcOutboxOperations(DataSource dataSource) {
         this.jdbc = new JdbcTemplate(dataSource);
-        this.tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+        this.audit = OperatorAudit.create(dataSource);
     }
 
     @Override
@@ -113,8 +113,8 @@ final class JdbcOutboxOperations implements OutboxOperations {
     }
 
     @Override
-    public int redrive(UUID eventId) {
-        Integer rows = tx.execute(s -> jdbc.update(REDRIVE, eventId));
-        return rows == null ? 0 : rows;
+    public int redrive(UUID eventId, Operator by) {
+        return audit.record(by, "outbox.redrive", java.util.Map.of("event_id", eventId.toString()),
+                () -> jdbc.update(REDRIVE, eventId));
     }
 }

@@ -1,5 +1,6 @@
 package dev.once.outbox;
 
+import dev.once.audit.Operator;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -43,11 +44,12 @@ public interface OutboxOperations {
      * Sends a parked event through the relay again. In one transaction, the parked event and every unpublished event
      * behind it in its aggregate are written anew in their order (same ids, new {@code seq}, not parked): the CDC
      * relay sees them as inserts, the polling relay as pending rows, and the aggregate keeps its order. If Kafka
-     * refuses the event again, it is parked again.
+     * refuses the event again, it is parked again. Recorded in the {@link dev.once.audit.OperatorAudit operator audit},
+     * in the same transaction.
      *
      * @return how many rows were re-queued; 0 when the event is not parked
      */
-    int redrive(UUID eventId);
+    int redrive(UUID eventId, Operator by);
 
     /** A parked event and why it was parked. */
     record Parked(UUID id, String aggregateType, String aggregateId, String eventType, String reason, Instant parkedAt) {

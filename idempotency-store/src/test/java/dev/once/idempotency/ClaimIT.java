@@ -7,6 +7,7 @@ import static dev.once.idempotency.StoreFixture.hashOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.once.audit.Operator;
 import dev.once.idempotency.ClaimResult.Claimed;
 import dev.once.idempotency.ClaimResult.Conflict;
 import dev.once.idempotency.ClaimResult.Failed;
@@ -25,6 +26,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 /** The claim's outcomes and the state machine, on a real PostgreSQL with a non-UTC session time zone. */
 class ClaimIT {
+
+    private static final Operator OPERATOR = new Operator("ops", Operator.API, "its worker is gone");
 
     @RegisterExtension
     static final TestDatabase db = TestDatabase.create().sessionTimeZone("Asia/Kathmandu");
@@ -197,10 +200,10 @@ class ClaimIT {
         IdempotencyScope scope = freshScope();
         Claimed stuck = (Claimed) store.claim(scope, hashOf("{}"), ClaimPolicy.ofDefaults());
 
-        assertThat(operations.forceRelease(scope, false)).isEqualTo(ReleaseResult.LEASE_LIVE);
-        assertThat(operations.forceRelease(scope, true)).isEqualTo(ReleaseResult.RELEASED);
-        assertThat(operations.forceRelease(scope, true)).isEqualTo(ReleaseResult.NOT_PROCESSING);
-        assertThat(operations.forceRelease(freshScope(), true)).isEqualTo(ReleaseResult.NOT_FOUND);
+        assertThat(operations.forceRelease(scope, false, OPERATOR)).isEqualTo(ReleaseResult.LEASE_LIVE);
+        assertThat(operations.forceRelease(scope, true, OPERATOR)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(operations.forceRelease(scope, true, OPERATOR)).isEqualTo(ReleaseResult.NOT_PROCESSING);
+        assertThat(operations.forceRelease(freshScope(), true, OPERATOR)).isEqualTo(ReleaseResult.NOT_FOUND);
 
         assertThat(store.markSucceeded(stuck.token(), created("{}"))).isEqualTo(TransitionResult.STALE);
         assertThat(store.claim(scope, hashOf("{\"other\":1}"), ClaimPolicy.ofDefaults())).isInstanceOf(Claimed.class);

@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Callable;
-import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -182,9 +181,8 @@ final class DispatchCommands {
         @Override
         public Integer call() {
             confirmation.require("retry", "changes data");
-            int rows = HandlerClaims.create(connection.open()).retry(eventId.toString(), handlerKey);
-            LoggerFactory.getLogger("dev.once.cli.audit").info("dispatch retry {} {} by {}: {}", eventId, handlerKey,
-                    System.getProperty("user.name"), rows);
+            int rows = HandlerClaims.create(connection.open()).retry(eventId.toString(), handlerKey,
+                    confirmation.operator());
             IdempotencyCommands.print(spec.commandLine().getOut(), json, Map.of("released", rows),
                     rows == 0 ? "no failed claim of " + handlerKey + " for event " + eventId
                             : "handler " + handlerKey + " will run again on the next delivery of " + eventId);

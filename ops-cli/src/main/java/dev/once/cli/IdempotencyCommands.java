@@ -14,8 +14,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -28,7 +26,6 @@ import picocli.CommandLine.Spec;
                 IdempotencyCommands.Release.class, IdempotencyCommands.Purge.class})
 final class IdempotencyCommands {
 
-    private static final Logger log = LoggerFactory.getLogger("dev.once.cli.audit");
 
     /** The four parts of a key's scope, as flags. */
     static final class ScopeOptions {
@@ -190,8 +187,8 @@ final class IdempotencyCommands {
         public Integer call() {
             confirmation.require("release", "changes data");
             IdempotencyScope s = scope.scope();
-            ReleaseResult result = IdempotencyOperations.create(connection.open()).forceRelease(s, force);
-            log.info("release {} force={} by {}: {}", s, force, System.getProperty("user.name"), result);
+            ReleaseResult result = IdempotencyOperations.create(connection.open()).forceRelease(s, force,
+                    confirmation.operator());
             print(spec.commandLine().getOut(), json, Map.of("result", result.name().toLowerCase()),
                     result == ReleaseResult.LEASE_LIVE ? "the lease is live; add --force if its owner is gone" : result.name().toLowerCase());
             return result == ReleaseResult.RELEASED ? 0 : Core.FINDINGS;

@@ -116,9 +116,7 @@ final class OutboxCommands {
         @Override
         public Integer call() {
             confirmation.require("redrive", "changes data");
-            int rows = OutboxOperations.create(connection.open()).redrive(eventId);
-            org.slf4j.LoggerFactory.getLogger("dev.once.cli.audit").info("redrive {} by {}: {} row(s)", eventId,
-                    System.getProperty("user.name"), rows);
+            int rows = OutboxOperations.create(connection.open()).redrive(eventId, confirmation.operator());
             IdempotencyCommands.print(spec.commandLine().getOut(), json, Map.of("requeued", rows),
                     rows == 0 ? "event " + eventId + " is not parked; nothing to redrive"
                             : "requeued " + rows + " event(s) of its aggregate, in order");

@@ -1,14 +1,12 @@
 package dev.once.cli;
 
+import dev.once.audit.Operator;
 import dev.once.idempotency.ParkedEvents;
 import java.io.PrintWriter;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -48,17 +46,6 @@ final class ParkedCommands {
             return new ParkedEvents.Filter(group, handlerKey, eventType, tenantId, failure, olderThan);
         }
 
-        String describe() {
-            Map<String, Object> set = new LinkedHashMap<>();
-            set.put("group", group);
-            set.put("handler-key", handlerKey);
-            set.put("event-type", eventType);
-            set.put("tenant-id", tenantId);
-            set.put("failure", failure);
-            set.put("older-than", olderThan);
-            set.values().removeIf(java.util.Objects::isNull);
-            return set.isEmpty() ? "all" : set.toString();
-        }
     }
 
     @Command(name = "list", description = "Parked events, oldest first, each with why it is parked and its failure.")
@@ -82,7 +69,7 @@ final class ParkedCommands {
             List<ParkedEvents.ParkedEvent> events = ParkedEvents.create(connection.open()).list(criteria.filter(), limit);
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
-                Output.json(out, events.stream().map(ParkedCommands::fields).toList());
+                Output.json(out, events.stream().map(ParkedEvents.ParkedEvent::toMap).toList());
             } else if (events.isEmpty()) {
                 out.println("no parked events");
             } else {
@@ -96,7 +83,7 @@ final class ParkedCommands {
         }
     }
 
-    /** What retry and abandon share: the criteria, a dry run without {@code --yes}, an audit line with it. */
+    /** What retry and abandon share: the criteria, a dry run without {@code --yes}, an audit entry with it. */
     abstract static class BulkAction implements Callable<Integer> {
         @Mixin Connection connection;
         @Mixin Criteria criteria;
@@ -104,6 +91,9 @@ final class ParkedCommands {
 
         @Option(names = "--yes", description = "Do it; without it nothing changes")
         boolean yes;
+
+        @Option(names = "--reason", description = "Why, for the operator audit (core audit)")
+        String reason;
 
         @Option(names = "--json", description = "Print JSON")
         boolean json;
@@ -115,7 +105,7 @@ final class ParkedCommands {
 
         abstract long wouldTouch(ParkedEvents.Counts counts);
 
-        abstract int act(ParkedEvents parked, ParkedEvents.Filter filter);
+        abstract int act(ParkedEvents parked, ParkedEvents.Filter filter, Operator by);
 
         abstract String done(int n);
 
@@ -129,9 +119,7 @@ final class ParkedCommands {
                         + " parked event(s) would be affected (" + action() + "); run again with --yes to do it");
                 return 0;
             }
-            int n = act(parked, criteria.filter());
-            LoggerFactory.getLogger("dev.once.cli.audit").info("dispatch parked {} {} by {}: {}", action(),
-                    criteria.describe(), System.getProperty("user.name"), n);
+            int n = act(parked, criteria.filter(), Operator.core(reason));
             IdempotencyCommands.print(out, json, Map.of("dry_run", false, past(), n), done(n));
             return 0;
         }
@@ -152,8 +140,8 @@ final class ParkedCommands {
             return counts.retriable();
         }
 
-        int act(ParkedEvents parked, ParkedEvents.Filter filter) {
-            return parked.retry(filter);
+        int act(ParkedEvents parked, ParkedEvents.Filter filter, Operator by) {
+            return parked.retry(filter, by);
         }
 
         String done(int n) {
@@ -176,8 +164,8 @@ final class ParkedCommands {
             return counts.abandonable();
         }
 
-        int act(ParkedEvents parked, ParkedEvents.Filter filter) {
-            return parked.abandon(filter);
+        int act(ParkedEvents parked, ParkedEvents.Filter filter, Operator by) {
+            return parked.abandon(filter, by);
         }
 
         String done(int n) {
@@ -185,34 +173,7 @@ final class ParkedCommands {
         }
     }
 
-    static Map<String, Object> fields(ParkedEvents.ParkedEvent e) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("group", e.groupId());
-        m.put("topic", e.topic());
-        m.put("partition", e.partition());
-        m.put("offset", e.offset());
-        m.put("key", e.recordKey());
-        m.put("event_id", e.eventId());
-        m.put("event_type", e.eventType());
-        m.put("event_version", e.eventVersion());
-        m.put("tenant_id", e.tenantId());
-        m.put("status", e.status());
-        m.put("reason", e.reason());
-        m.put("handler_keys", e.handlerKeys());
-        m.put("attempts", e.attempts());
-        m.put("first_failed_at", text(e.firstFailedAt()));
-        m.put("last_failed_at", text(e.lastFailedAt()));
-        m.put("exception_class", e.exceptionClass());
-        m.put("message", e.message());
-        m.put("fingerprint", e.fingerprint());
-        m.put("next_attempt_at", text(e.nextAttemptAt()));
-        m.put("parked_at", text(e.parkedAt()));
-        return m;
-    }
 
-    private static String text(Instant instant) {
-        return instant == null ? null : instant.toString();
-    }
 
     private ParkedCommands() {
     }

@@ -65,7 +65,8 @@ class CoreBadInputIT {
             new Flag("dispatch parked list", "--limit", Kind.COUNT, List.of()),
             new Flag("dispatch parked list", "--older-than", Kind.DURATION, List.of()),
             new Flag("dispatch parked retry", "--older-than", Kind.DURATION, List.of()),
-            new Flag("dispatch parked abandon", "--older-than", Kind.DURATION, List.of()));
+            new Flag("dispatch parked abandon", "--older-than", Kind.DURATION, List.of()),
+            new Flag("audit", "--limit", Kind.COUNT, List.of()));
 
     static final List<String> BAD_COUNTS = List.of("0", "-0", "-1", "-2147483648", "1000001", "2147483647",
             "2147483648", "9223372036854775807", "9223372036854775808", "-9223372036854775809", "1".repeat(400), "1.5",

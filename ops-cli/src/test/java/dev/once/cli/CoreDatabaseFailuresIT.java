@@ -58,13 +58,16 @@ class CoreDatabaseFailuresIT {
                 Arguments.of("idempotency_record", command("idempotency expire")),
                 Arguments.of("idempotency_record", command("idempotency expire --yes")),
                 Arguments.of("idempotency_record", command("idempotency stuck")),
-                Arguments.of("idempotency_record", command("idempotency release --yes", SCOPE)),
+                // an operator action writes its audit row first, so that is the table it misses first
+                Arguments.of("once_operator_audit", command("idempotency release --yes", SCOPE)),
                 Arguments.of("idempotency_record", command("idempotency purge --older-than 7d --yes")),
                 Arguments.of("outbox_event", command("outbox status")),
-                Arguments.of("outbox_event", command("outbox redrive --yes --event-id " + EVENT)),
+                Arguments.of("once_operator_audit", command("outbox redrive --yes --event-id " + EVENT)),
                 Arguments.of("once_handler_claim", command("dispatch failed")),
-                Arguments.of("once_handler_claim",
-                        command("dispatch retry --yes --handler-key projection --event-id " + EVENT)));
+                Arguments.of("once_operator_audit",
+                        command("dispatch retry --yes --handler-key projection --event-id " + EVENT)),
+                Arguments.of("once_operator_audit", command("dispatch parked retry --yes")),
+                Arguments.of("once_operator_audit", command("audit")));
     }
 
     static List<String> command(String words, String... more) {

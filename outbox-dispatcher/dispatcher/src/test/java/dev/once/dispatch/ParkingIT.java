@@ -3,6 +3,8 @@ package dev.once.dispatch;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.once.audit.Operator;
+import dev.once.audit.OperatorAudit;
 import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.HandlerClaimStore;
 import dev.once.idempotency.OnceMigrations;
@@ -197,12 +199,23 @@ class ParkingIT {
         assertThat(b1.fingerprint()).hasSize(16);
 
         broken.remove("b1:1"); // b1's mailbox exists now; b2's does not: it fails again, then is abandoned
-        assertThat(operators.retry(mine.handler("mailer").failure(b1.fingerprint()))).isEqualTo(2);
+        assertThat(operators.failureGroups(mine.handler("mailer"), 10)).as("b1 and b2 failed for one cause")
+                .filteredOn(g -> g.fingerprint().equals(b1.fingerprint())).singleElement()
+                .satisfies(g -> assertThat(List.of(g.events(), g.keys())).containsExactly(2L, 2L));
+        Operator ops = new Operator("ops", Operator.API, "mailboxes created");
+        assertThat(operators.retry(mine.handler("mailer").failure(b1.fingerprint()), ops)).isEqualTo(2);
+        assertThat(OperatorAudit.create(db.dataSource()).recent(1)).singleElement().satisfies(entry -> {
+            assertThat(List.of(entry.operator(), entry.via(), entry.action(), entry.reason()))
+                    .containsExactly("ops", "api", "parked.retry", "mailboxes created");
+            assertThat(entry.target()).isEqualTo(Map.of("group", group, "handler_key", "mailer",
+                    "failure", b1.fingerprint()));
+            assertThat(entry.affected()).isEqualTo(2);
+        });
         await().atMost(Duration.ofSeconds(60)).until(() -> sequence("b1").size() == 3);
         assertThat(sequence("b1")).containsExactly(1, 2, 3);
         await().atMost(Duration.ofSeconds(60)).until(() -> failed() == 1);
 
-        assertThat(operators.abandon(mine.eventType("OrderPlaced").failure(IllegalArgumentException.class.getName())))
+        assertThat(operators.abandon(mine.eventType("OrderPlaced").failure(IllegalArgumentException.class.getName()), ops))
                 .isEqualTo(1);
         await().atMost(Duration.ofSeconds(60)).until(() -> sequence("b2").size() == 2 && parked() == 0);
         assertThat(sequence("b2")).containsExactly(2, 3);

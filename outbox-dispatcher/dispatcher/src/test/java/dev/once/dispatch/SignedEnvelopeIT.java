@@ -276,7 +276,8 @@ class SignedEnvelopeIT {
 
         // the operator repairs the handler, lets it run again, and re-publishes the dead letter as it is
         projectionDown.set(false);
-        assertThat(HandlerClaims.create(db.dataSource()).retry(id.toString(), "projection")).isEqualTo(1);
+        assertThat(HandlerClaims.create(db.dataSource()).retry(id.toString(), "projection",
+                new dev.once.audit.Operator("ops", dev.once.audit.Operator.API, "projection repaired"))).isEqualTo(1);
         RecordHeaders headers = new RecordHeaders();
         dead.headers().forEach(h -> headers.add(h.key(), h.value()));
         send(new ProducerRecord<>(topic, null, dead.key(), dead.value(), headers));

@@ -44,7 +44,8 @@ public abstract class EmbeddedRelayContractIT extends RelayContractIT {
         started("b");
         UUID parked = jdbc.queryForObject("SELECT id FROM outbox_event WHERE parked_at IS NOT NULL ORDER BY seq LIMIT 1",
                 UUID.class);
-        assertThat(OutboxOperations.create(db.dataSource()).redrive(parked)).as("the parked event and the one behind it")
+        assertThat(OutboxOperations.create(db.dataSource()).redrive(parked,
+                new dev.once.audit.Operator("ops", dev.once.audit.Operator.API, "larger records allowed"))).as("the parked event and the one behind it")
                 .isEqualTo(2);
 
         Received redriven = consumeUntil(prefix + ".big", 3);
