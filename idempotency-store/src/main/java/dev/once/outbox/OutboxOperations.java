@@ -53,6 +53,18 @@ public interface OutboxOperations {
 
     /** A parked event and why it was parked. */
     record Parked(UUID id, String aggregateType, String aggregateId, String eventType, String reason, Instant parkedAt) {
+
+        /** Its fields by their JSON names, in order: what {@code core outbox status} and the console print. */
+        public java.util.Map<String, Object> toMap() {
+            java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+            m.put("event_id", id.toString());
+            m.put("aggregate_type", aggregateType);
+            m.put("aggregate_id", aggregateId);
+            m.put("event_type", eventType);
+            m.put("reason", reason);
+            m.put("parked_at", parkedAt.toString());
+            return m;
+        }
     }
 
     /**

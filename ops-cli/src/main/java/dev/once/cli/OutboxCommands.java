@@ -55,16 +55,7 @@ final class OutboxCommands {
             String problem = s == null ? null : s.problem(maxSlotLag);
             fields.put("relay_mode", s == null ? "polling" : "cdc");
             fields.put("slot", s == null ? null : slot(s, problem));
-            fields.put("parked_events", parked.stream().map(p -> {
-                Map<String, Object> m = new LinkedHashMap<>();
-                m.put("event_id", p.id().toString());
-                m.put("aggregate_type", p.aggregateType());
-                m.put("aggregate_id", p.aggregateId());
-                m.put("event_type", p.eventType());
-                m.put("reason", p.reason());
-                m.put("parked_at", p.parkedAt().toString());
-                return m;
-            }).toList());
+            fields.put("parked_events", parked.stream().map(OutboxOperations.Parked::toMap).toList());
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
                 Output.json(out, fields);

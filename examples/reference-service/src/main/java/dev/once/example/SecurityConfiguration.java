@@ -15,7 +15,8 @@ import org.springframework.security.web.firewall.RequestRejectedHandler;
 
 /**
  * HTTP Basic with demo users. A user's tenant is its {@code TENANT_<id>} authority: that is where Once's guard (and
- * {@link Tenancy}) read it, never from a header the client controls. {@code ops} is an operator in no tenant.
+ * {@link Tenancy}) read it, never from a header the client controls. {@code ops} is an operator in no tenant, and
+ * the console's operator ({@code ONCE_OPERATOR}, at {@code /once}); {@code viewer} may only look at the console.
  */
 @Configuration(proxyBeanMethods = false)
 class SecurityConfiguration {
@@ -57,7 +58,8 @@ class SecurityConfiguration {
     UserDetailsService users() {
         return new InMemoryUserDetailsManager(
                 tenantUser("alice", "acme"), tenantUser("bob", "acme"), tenantUser("carol", "globex"),
-                User.withUsername("ops").password("ops-pass").roles(OPS).build());
+                User.withUsername("ops").password("ops-pass").authorities("ROLE_" + OPS, "ONCE_OPERATOR").build(),
+                User.withUsername("viewer").password("viewer-pass").authorities("ONCE_VIEWER").build());
     }
 
     private static UserDetails tenantUser(String name, String tenant) {

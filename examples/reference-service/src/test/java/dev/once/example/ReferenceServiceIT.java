@@ -299,6 +299,17 @@ class ReferenceServiceIT {
     }
 
     @Test
+    void the_console_is_for_its_viewer_and_operator_only() {
+        assertThat(first.get(null, "/once/api/overview").statusCode()).isEqualTo(401);
+        assertThat(first.get("alice", "/once/api/overview").statusCode()).isEqualTo(403);
+        assertThat(json(first.get("viewer", "/once/api/overview")).path("outbox").has("pending")).isTrue();
+        assertThat(json(first.get("ops", "/once/api/me")).path("operator").asBoolean()).isTrue();
+        assertThat(json(first.get("viewer", "/once/api/me")).path("operator").asBoolean()).isFalse();
+        assertThat(first.get("viewer", "/ops/effects").statusCode()).as("the console's viewer is no operator of the "
+                + "service's own ops API").isEqualTo(403);
+    }
+
+    @Test
     void bad_input_is_a_problem_with_a_stable_code_and_writes_nothing() {
         long accounts = jdbc.queryForObject("SELECT count(*) FROM account", Long.class);
 
@@ -327,6 +338,28 @@ class ReferenceServiceIT {
         // the handlers run on whichever instance holds the event's partition
         await().atMost(Duration.ofSeconds(30)).until(() -> (first.get("ops", "/actuator/prometheus").body()
                 + second.get("ops", "/actuator/prometheus").body()).contains("once_dispatcher_handled_total"));
+    }
+
+    @Test
+    void every_metric_the_alert_rules_and_the_dashboard_name_is_one_the_service_exports() throws Exception {
+        java.util.Set<String> named = new java.util.TreeSet<>();
+        for (String file : List.of("monitoring/prometheus/once-rules.yml", "monitoring/grafana/once-dashboard.json")) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\b(once_[a-z_]+|kafka_consumer_[a-z_]+)\\b")
+                    .matcher(Files.readString(Path.of("../..", file)));
+            while (m.find()) {
+                named.add(m.group(1));
+            }
+        }
+        assertThat(named).as("the rules and the dashboard name metrics").hasSizeGreaterThan(10);
+        first.post("alice", "/accounts", key(), account("Scraped"));
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+            String scraped = first.get("ops", "/actuator/prometheus").body() + "\n"
+                    + second.get("ops", "/actuator/prometheus").body();
+            java.util.Set<String> exported = new java.util.HashSet<>();
+            scraped.lines().filter(line -> !line.startsWith("#") && !line.isBlank())
+                    .forEach(line -> exported.add(line.split("[{ ]", 2)[0]));
+            assertThat(exported).containsAll(named);
+        });
     }
 
     // -- helpers ------------------------------------------------------------------------------------------------

@@ -20,6 +20,12 @@ final class DispatchMetrics implements DispatchListener {
 
     DispatchMetrics(MeterRegistry registry) {
         this.registry = registry;
+        // registered at 0 from the start, so that alert rules on their growth see a series before the first event
+        Counter.builder("once.dispatcher.dead.lettered").register(registry);
+        for (String reason : java.util.List.of("failing", "held", "behind")) {
+            Counter.builder("once.dispatcher.parked").description("Events parked in PostgreSQL with their key")
+                    .tag("reason", reason).register(registry);
+        }
     }
 
     @Override
