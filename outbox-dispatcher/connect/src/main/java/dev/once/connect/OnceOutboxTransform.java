@@ -35,7 +35,8 @@ import org.apache.kafka.connect.transforms.Transformation;
  *   <li>{@code topic.prefix} ({@value WireFormat#DEFAULT_TOPIC_PREFIX}), {@code topic}, {@code topic.template}: as
  *       {@code once.outbox.relay.topic-prefix}, {@code topic} and {@code topic-template};</li>
  *   <li>{@code signing.key.<id>}: the key ring, as {@code once.outbox.signing.keys.<id>} (a Connect config provider
- *       keeps the secrets out of the configuration); {@code signing.current-key}: the key that signs;
+ *       keeps the secrets out of the configuration), or an Ed25519 pair, {@code signing.ed25519.private-key.<id>} and
+ *       {@code signing.ed25519.public-key.<id>}; {@code signing.current-key}: the key that signs;
  *       {@code signing.mode=off}: unsigned, chosen explicitly.</li>
  * </ul>
  */
@@ -45,6 +46,9 @@ public final class OnceOutboxTransform<R extends ConnectRecord<R>> implements Tr
     public static final String TOPIC = "topic";
     public static final String TOPIC_TEMPLATE = "topic.template";
     public static final String SIGNING_KEY_PREFIX = "signing.key.";
+    /** An Ed25519 key pair signs instead of an HMAC secret: its private and public key, by id. */
+    public static final String SIGNING_ED25519_PRIVATE_PREFIX = "signing.ed25519.private-key.";
+    public static final String SIGNING_ED25519_PUBLIC_PREFIX = "signing.ed25519.public-key.";
     public static final String SIGNING_CURRENT_KEY = "signing.current-key";
     public static final String SIGNING_MODE = "signing.mode";
 
@@ -84,20 +88,29 @@ public final class OnceOutboxTransform<R extends ConnectRecord<R>> implements Tr
             return RecordSigning.off();
         }
         Map<String, String> secrets = new LinkedHashMap<>();
+        Map<String, String> privateKeys = new LinkedHashMap<>();
+        Map<String, String> publicKeys = new LinkedHashMap<>();
         settings.forEach((name, value) -> {
             if (name.startsWith(SIGNING_KEY_PREFIX)) {
                 secrets.put(name.substring(SIGNING_KEY_PREFIX.length()), secret(value));
+            } else if (name.startsWith(SIGNING_ED25519_PRIVATE_PREFIX)) {
+                privateKeys.put(name.substring(SIGNING_ED25519_PRIVATE_PREFIX.length()), secret(value));
+            } else if (name.startsWith(SIGNING_ED25519_PUBLIC_PREFIX)) {
+                publicKeys.put(name.substring(SIGNING_ED25519_PUBLIC_PREFIX.length()), secret(value));
             }
         });
-        if (secrets.isEmpty()) {
+        if (secrets.isEmpty() && privateKeys.isEmpty()) {
             throw new ConfigException("once-connect signs the records it relays, and no signing key is configured: set "
                     + SIGNING_KEY_PREFIX + "<id> to a secret of " + SigningKeys.MIN_SECRET_BYTES + " bytes or more (the "
                     + "same ring as the consuming services' once.outbox.signing.keys), or " + SIGNING_MODE + "=off");
         }
         try {
-            return RecordSigning.require(SigningKeys.of(secrets, current));
+            SigningKeys.Builder ring = SigningKeys.builder();
+            secrets.forEach(ring::hmac);
+            privateKeys.forEach((id, key) -> ring.ed25519(id, publicKeys.get(id), key));
+            return RecordSigning.require(ring.current(current).build());
         } catch (IllegalArgumentException e) {
-            throw new ConfigException("once-connect " + SIGNING_KEY_PREFIX + "<id>: " + e.getMessage());
+            throw new ConfigException("once-connect signing: " + e.getMessage());
         }
     }
 

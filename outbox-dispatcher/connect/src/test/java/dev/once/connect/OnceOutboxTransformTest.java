@@ -36,6 +36,17 @@ class OnceOutboxTransformTest {
     }
 
     @Test
+    void an_ed25519_pair_signs_and_a_private_key_without_its_public_key_is_refused_unshown() {
+        String publicKey = "MCowBQYDK2VwAyEAWFOmeoBU5Tr+CvKnP07xMYTZMlZLLgz8uuUnDqnciuo=";
+        String privateKey = "MC4CAQAwBQYDK2VwBCIEIBjwToKIFzW9lBZtElKxp8rlTtwkn5yRRnrY1mEsOqh6";
+        assertThat(OnceOutboxTransform.signing(Map.of("signing.ed25519.private-key.e1", privateKey,
+                "signing.ed25519.public-key.e1", publicKey), "", "").keys().current()).isEqualTo("e1");
+        assertThatThrownBy(() -> configured(Map.of("signing.ed25519.private-key.e1", privateKey)))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("'e1' has no public key")
+                .hasMessageNotContaining(privateKey);
+    }
+
+    @Test
     void a_fixed_topic_and_a_template_together_are_refused() {
         assertThatThrownBy(() -> configured(Map.of("signing.key.k1", SECRET, "topic", "orders",
                 "topic.template", "orders.{event_type}"))).isInstanceOf(ConfigException.class)

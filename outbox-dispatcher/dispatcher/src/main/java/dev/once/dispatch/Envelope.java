@@ -14,12 +14,18 @@ record Envelope(UUID eventId, String tenantId, String actorId, String eventType,
                 String contentType, Map<String, String> headers) {
 
     /**
-     * @throws PoisonEventException when the record can never be an event: a header missing or malformed, no payload
+     * @throws PoisonEventException when the record can never be an event: a header missing or malformed, no payload,
+     *         a wire format this version does not read
      */
     static Envelope read(ConsumerRecord<String, byte[]> record) {
         Map<String, String> headers = new LinkedHashMap<>();
         for (Header h : record.headers()) {
             headers.put(h.key(), h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8));
+        }
+        String format = headers.get(WireFormat.FORMAT);
+        if (format != null && !WireFormat.FORMAT_VERSION.equals(format)) {
+            throw new PoisonEventException("Wire format " + format + " is not one this dispatcher reads ("
+                    + WireFormat.FORMAT_VERSION + "): run a version of Once that reads it");
         }
         UUID id;
         try {

@@ -225,6 +225,63 @@ class SignedEnvelopeIT {
     }
 
     @Test
+    void ed25519_relays_sign_consumers_hold_public_keys_only_and_cannot_forge_an_accepted_record() throws Exception {
+        java.security.KeyPair relayKey = java.security.KeyPairGenerator.getInstance("Ed25519").generateKeyPair();
+        java.security.KeyPair otherKey = java.security.KeyPairGenerator.getInstance("Ed25519").generateKeyPair();
+        String relayPublic = base64(relayKey.getPublic().getEncoded());
+        RecordSigning relay = RecordSigning.require(SigningKeys.builder()
+                .ed25519("r1", relayPublic, base64(relayKey.getPrivate().getEncoded())).build());
+        RecordSigning consumer = RecordSigning.require(SigningKeys.builder().ed25519("r1", relayPublic, null).build());
+        // what a consumer holding the public ring could try: its own key pair, or an HMAC secret, under the relay's id
+        RecordSigning forgerWithOwnPair = RecordSigning.require(SigningKeys.builder()
+                .ed25519("r1", base64(otherKey.getPublic().getEncoded()), base64(otherKey.getPrivate().getEncoded()))
+                .build());
+        RecordSigning forgerWithSecret = RecordSigning.require(SigningKeys.of(Map.of("r1", relayPublic), null));
+        start(consumer);
+        UUID real = UUID.randomUUID();
+        UUID forged = UUID.randomUUID();
+        UUID forgedToo = UUID.randomUUID();
+        UUID marker = UUID.randomUUID();
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> consumer.sign(event(UUID.randomUUID())))
+                .hasMessageContaining("public keys only");
+        send(signed(relay, event(real)), signed(forgerWithOwnPair, event(forged, "globex", "mallory")),
+                signed(forgerWithSecret, event(forgedToo, "globex", "mallory")), signed(relay, event(marker)));
+
+        handledUpTo(marker);
+        assertThat(effects(real)).isEqualTo(1);
+        assertThat(effects(forged) + effects(forgedToo) + claims(forged) + claims(forgedToo)).isZero();
+        assertThat(deadLetters(topic, 2)).extracting(r -> header(r, WireFormat.DLT_REASON))
+                .allSatisfy(reason -> assertThat(reason).startsWith("SIGNATURE_INVALID: "));
+        assertThat(rejected).containsExactly("SIGNATURE_INVALID", "SIGNATURE_INVALID");
+    }
+
+    private static String base64(byte[] der) {
+        return java.util.Base64.getEncoder().encodeToString(der);
+    }
+
+    @Test
+    void a_record_of_a_wire_format_this_version_does_not_read_is_dead_lettered_naming_it() {
+        start(SIGNED_BY_A);
+        UUID future = UUID.randomUUID();
+        UUID current = UUID.randomUUID();
+        UUID marker = UUID.randomUUID();
+        ProducerRecord<String, byte[]> v2 = event(future);
+        v2.headers().add(WireFormat.FORMAT, utf8("2"));
+        ProducerRecord<String, byte[]> v1 = event(current);
+        v1.headers().add(WireFormat.FORMAT, utf8(WireFormat.FORMAT_VERSION));
+
+        send(signed(SIGNED_BY_A, v2), signed(SIGNED_BY_A, v1), signed(SIGNED_BY_A, event(marker)));
+
+        handledUpTo(marker);
+        assertThat(effects(current)).as("version 1, and records written before the header, are read").isEqualTo(1);
+        assertThat(effects(future) + claims(future)).isZero();
+        assertThat(deadLetters(topic, 1)).extracting(r -> header(r, WireFormat.DLT_REASON))
+                .singleElement().satisfies(reason -> assertThat(reason).contains("Wire format 2 is not one this "
+                        + "dispatcher reads (1)"));
+    }
+
+    @Test
     void a_payload_changed_by_one_byte_or_a_record_moved_to_another_topic_or_key_is_refused() {
         start(SIGNED_BY_A);
         UUID id = UUID.randomUUID();

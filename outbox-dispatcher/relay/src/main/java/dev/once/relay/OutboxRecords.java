@@ -28,6 +28,7 @@ public final class OutboxRecords {
         headers.add(WireFormat.EVENT_TYPE, utf8(message.eventType()));
         headers.add(WireFormat.EVENT_VERSION, utf8(Integer.toString(message.eventVersion())));
         headers.add(WireFormat.CONTENT_TYPE, utf8(message.contentType()));
+        headers.add(WireFormat.FORMAT, utf8(WireFormat.FORMAT_VERSION));
         ProducerRecord<String, byte[]> record = new ProducerRecord<>(router.topicFor(message), null,
                 message.aggregateId(), message.payload(), headers);
         signing.sign(record);

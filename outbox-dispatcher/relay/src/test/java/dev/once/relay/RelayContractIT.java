@@ -174,6 +174,7 @@ public abstract class RelayContractIT {
         assertThat(any.key()).isEqualTo(JSON.readTree(any.value()).get("aggregate").asString());
         assertThat(header(any, WireFormat.AGGREGATE_TYPE)).isEqualTo("order");
         assertThat(header(any, WireFormat.SIGNATURE_KEY)).isEqualTo(SIGNING_KEY_ID);
+        assertThat(header(any, WireFormat.FORMAT)).isEqualTo(WireFormat.FORMAT_VERSION);
         assertThat(received.unverified()).as("records whose signature does not verify").isZero();
     }
 

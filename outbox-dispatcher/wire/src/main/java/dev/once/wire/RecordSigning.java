@@ -1,11 +1,9 @@
 package dev.once.wire;
 
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.util.Base64;
 import java.util.Objects;
 import java.util.function.Function;
-import javax.crypto.Mac;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
@@ -17,6 +15,8 @@ import org.apache.kafka.common.header.Headers;
  * held. The signature is an HMAC-SHA256, with the current key of a {@link SigningKeys} ring, over a canonical form of
  * the topic, the key (the aggregate id), the headers of {@link WireFormat#SIGNED_HEADERS} and the payload's SHA-256
  * ({@code SignedContent}); it travels in {@link WireFormat#SIGNATURE}, the key's id in {@link WireFormat#SIGNATURE_KEY}.
+ * With an Ed25519 key the signature is Ed25519 over the same form: relays sign with the private key, and a consumer
+ * that holds only public keys verifies and cannot sign ({@link SigningKeys}).
  *
  * <p>It is integrity and origin, not confidentiality: whoever holds a key of the ring can sign, and anyone who can
  * read the topic reads the payload. A record copied unchanged to the topic it was signed for (a dead letter
@@ -118,8 +118,8 @@ public final class RecordSigning {
         if (mode == Mode.OFF) {
             return null;
         }
-        String id = keys.current();
-        return new Signature(id, BASE64URL.encodeToString(mac(id, topic, key, value, header)));
+        return new Signature(keys.current(), BASE64URL.encodeToString(keys.sign(SignedContent.of(topic, key, value,
+                header))));
     }
 
     /**
@@ -170,20 +170,21 @@ public final class RecordSigning {
         if (!keys.ids().contains(id)) {
             return Verdict.UNKNOWN_KEY;
         }
-        byte[] expected = BASE64URL.encode(mac(id, topic, key, value, header));
-        return MessageDigest.isEqual(expected, signature) ? Verdict.VALID : Verdict.INVALID;
-    }
-
-    private byte[] mac(String id, String topic, byte[] key, byte[] value, Function<String, byte[]> header) {
-        Mac mac = keys.mac(id);
-        return mac.doFinal(SignedContent.of(topic, key, value, header));
+        byte[] decoded;
+        try {
+            decoded = Base64.getUrlDecoder().decode(signature);
+        } catch (IllegalArgumentException e) {
+            return Verdict.INVALID;
+        }
+        return keys.verify(id, SignedContent.of(topic, key, value, header), decoded) ? Verdict.VALID : Verdict.INVALID;
     }
 
     /** For logs and health: the mode, the signing key's id and the ids that verify; never a secret. */
     public String describe() {
         return mode == Mode.OFF ? "off: records are neither signed nor verified"
-                : mode.name().toLowerCase().replace('_', '-') + ", signing with key " + keys.current()
-                        + ", verifying keys " + String.join(", ", keys.ids());
+                : mode.name().toLowerCase().replace('_', '-') + (keys.current() == null ? ", not signing (public keys "
+                        + "only)" : ", signing with key " + keys.current()) + ", verifying keys "
+                        + String.join(", ", keys.ids());
     }
 
     @Override

@@ -4,14 +4,16 @@ import java.util.List;
 
 /**
  * The contract between Once's relays and whatever consumes their records, in one place: every relay writes records
- * this way and Once's dispatcher reads them this way. Changing a name here is a breaking change of the wire format.
+ * this way and Once's dispatcher reads them this way. Changing a name here is a breaking change of the wire format,
+ * which {@code docs/WIRE.md} specifies for consumers in any language, with test vectors.
  *
  * <ul>
  *   <li><b>Topic</b>: {@code <prefix>.<aggregate_type>} by default ({@link #topic}), e.g. {@code once.account}.</li>
  *   <li><b>Key</b>: the aggregate id, UTF-8, so that an aggregate's events share a partition and keep their order.</li>
  *   <li><b>Value</b>: the event's payload.</li>
  *   <li><b>Headers</b> (UTF-8 text): {@link #EVENT_ID}, {@link #TENANT_ID}, {@link #ACTOR_ID},
- *       {@link #AGGREGATE_TYPE}, {@link #EVENT_TYPE}, {@link #EVENT_VERSION}, {@link #CONTENT_TYPE}, every header the
+ *       {@link #AGGREGATE_TYPE}, {@link #EVENT_TYPE}, {@link #EVENT_VERSION}, {@link #CONTENT_TYPE}, {@link #FORMAT},
+ *       every header the
  *       event was appended with, among them the trace context current at its append ({@link #TRACE_HEADERS}), and,
  *       when the relay signs, {@link #SIGNATURE} and {@link #SIGNATURE_KEY} ({@link RecordSigning}). Where a name
  *       occurs more than once, the last one counts.</li>
@@ -36,12 +38,19 @@ public final class WireFormat {
     /** The type of the aggregate the event belongs to; the record key is the aggregate's id. */
     public static final String AGGREGATE_TYPE = "aggregate_type";
     /**
-     * The record's signature: HMAC-SHA256 over its topic, key, covered headers and payload digest
-     * ({@link RecordSigning}), in base64url without padding.
+     * The record's signature: HMAC-SHA256 or Ed25519, by the key named in {@link #SIGNATURE_KEY}, over its topic,
+     * key, covered headers and payload digest ({@link RecordSigning}), in base64url without padding.
      */
     public static final String SIGNATURE = "once-signature";
     /** The id, in the key ring, of the key that made {@link #SIGNATURE}. */
     public static final String SIGNATURE_KEY = "once-signature-key";
+    /**
+     * The version of this wire format, {@link #FORMAT_VERSION}. A record without it was written before the header
+     * existed and is version 1; a consumer refuses a version it does not know. docs/WIRE.md specifies each version.
+     */
+    public static final String FORMAT = "once-format";
+    /** The version every relay of this release writes. */
+    public static final String FORMAT_VERSION = "1";
     /** The headers a signature covers, in the order of its canonical form. */
     public static final List<String> SIGNED_HEADERS = List.of(EVENT_ID, TENANT_ID, ACTOR_ID, AGGREGATE_TYPE, EVENT_TYPE,
             EVENT_VERSION, CONTENT_TYPE);

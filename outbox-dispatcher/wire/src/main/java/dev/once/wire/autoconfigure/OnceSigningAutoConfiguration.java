@@ -36,7 +36,8 @@ public class OnceSigningAutoConfiguration {
 
     static RecordSigning signing(OnceSigningProperties properties) {
         RecordSigning.Mode mode = properties.getMode();
-        boolean keyed = !properties.getKeys().isEmpty();
+        OnceSigningProperties.Ed25519 ed25519 = properties.getEd25519();
+        boolean keyed = !properties.getKeys().isEmpty() || !ed25519.getPublicKeys().isEmpty();
         if (mode == RecordSigning.Mode.OFF) {
             return RecordSigning.off();
         }
@@ -45,18 +46,32 @@ public class OnceSigningAutoConfiguration {
                     ? "Once signs the records it relays and verifies them before a handler runs, and no signing key is configured"
                     : "once.outbox.signing.mode=" + mode + " needs a signing key, and none is configured",
                     "Set once.outbox.signing.keys.<id>=<secret of 32 bytes or more>, the same on every service that relays or "
-                            + "consumes these topics, or once.outbox.signing.mode=off to run without signatures (then anyone "
-                            + "who can write to the topics chooses the tenant and actor a handler acts for)");
+                            + "consumes these topics, or Ed25519 keys (once.outbox.signing.ed25519.public-keys.<id> everywhere, "
+                            + "once.outbox.signing.ed25519.private-keys.<id> on the relays), or once.outbox.signing.mode=off "
+                            + "to run without signatures (then anyone who can write to the topics chooses the tenant and actor "
+                            + "a handler acts for)");
         }
-        unresolved(properties.getKeys());
+        unresolved("keys", properties.getKeys());
+        unresolved("ed25519.public-keys", ed25519.getPublicKeys());
+        unresolved("ed25519.private-keys", ed25519.getPrivateKeys());
+        for (String id : ed25519.getPrivateKeys().keySet()) {
+            if (!ed25519.getPublicKeys().containsKey(id)) {
+                throw new OnceConfigurationException("once.outbox.signing.ed25519.private-keys." + id + " has no public "
+                        + "key beside it", "Set once.outbox.signing.ed25519.public-keys." + id + " to its public key "
+                        + "(openssl pkey -in private.pem -pubout)");
+            }
+        }
         try {
+            SigningKeys.Builder ring = SigningKeys.builder();
+            properties.getKeys().forEach(ring::hmac);
+            ed25519.getPublicKeys().forEach((id, pub) -> ring.ed25519(id, pub, ed25519.getPrivateKeys().get(id)));
             return RecordSigning.of(mode == null ? RecordSigning.Mode.REQUIRE : mode,
-                    SigningKeys.of(properties.getKeys(), properties.getCurrentKey()));
+                    ring.current(properties.getCurrentKey()).build());
         } catch (IllegalArgumentException e) {
-            throw new OnceConfigurationException("once.outbox.signing.keys: " + e.getMessage(),
-                    "Give every key an id of letters, digits, '.', '_' or '-' and a secret of at least "
-                            + SigningKeys.MIN_SECRET_BYTES + " bytes, and name the signing one in once.outbox.signing.current-key "
-                            + "when there are several");
+            throw new OnceConfigurationException("once.outbox.signing: " + e.getMessage(),
+                    "Give every key an id of letters, digits, '.', '_' or '-', an HMAC secret of at least "
+                            + SigningKeys.MIN_SECRET_BYTES + " bytes or an Ed25519 key as openssl writes it, and name the "
+                            + "signing one in once.outbox.signing.current-key when several can sign");
         }
     }
 
@@ -65,13 +80,13 @@ public class OnceSigningAutoConfiguration {
      * the text as it is. It is never a key, however long the variable's name; the message names the variable, never
      * a secret.
      */
-    static void unresolved(java.util.Map<String, String> keys) {
+    static void unresolved(String property, java.util.Map<String, String> keys) {
         keys.forEach((id, secret) -> {
             if (secret != null && secret.contains("${")) {
                 String placeholder = secret.substring(secret.indexOf("${"));
                 int end = placeholder.indexOf('}');
                 String variable = end < 0 ? placeholder.substring(2) : placeholder.substring(2, end);
-                throw new OnceConfigurationException("once.outbox.signing.keys." + id + " did not resolve: it is still "
+                throw new OnceConfigurationException("once.outbox.signing." + property + "." + id + " did not resolve: it is still "
                         + "the placeholder ${" + variable + "}, so " + variable.split(":", 2)[0] + " is not set",
                         "Set " + variable.split(":", 2)[0] + " (an environment variable or property) to a secret of at "
                                 + "least " + SigningKeys.MIN_SECRET_BYTES + " bytes, the same on every service that "

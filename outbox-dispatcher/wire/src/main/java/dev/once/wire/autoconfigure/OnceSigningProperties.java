@@ -25,8 +25,47 @@ public class OnceSigningProperties {
      */
     private Map<String, String> keys = new LinkedHashMap<>();
 
-    /** The id of the key that signs; may be left out when there is one key. */
+    /** The id of the key that signs; may be left out when there is one key that can sign. */
     private String currentKey;
+
+    /** Ed25519 key pairs: relays sign with a private key, consumers verify with public keys only. */
+    private final Ed25519 ed25519 = new Ed25519();
+
+    public Ed25519 getEd25519() {
+        return ed25519;
+    }
+
+    /** {@code once.outbox.signing.ed25519.*}: asymmetric keys, beside or instead of the HMAC secrets of {@code keys}. */
+    public static class Ed25519 {
+
+        /**
+         * Key id to public key (PEM or base64 DER, `openssl pkey -in private.pem -pubout`). Every service that
+         * consumes holds these; a public key verifies and cannot sign.
+         */
+        private Map<String, String> publicKeys = new LinkedHashMap<>();
+
+        /**
+         * Key id to private key (PEM or base64 PKCS#8, `openssl genpkey -algorithm ed25519`): only where records are
+         * signed, the relays. Its public key must be in public-keys too. Never logged or shown.
+         */
+        private Map<String, String> privateKeys = new LinkedHashMap<>();
+
+        public Map<String, String> getPublicKeys() {
+            return publicKeys;
+        }
+
+        public void setPublicKeys(Map<String, String> publicKeys) {
+            this.publicKeys = publicKeys;
+        }
+
+        public Map<String, String> getPrivateKeys() {
+            return privateKeys;
+        }
+
+        public void setPrivateKeys(Map<String, String> privateKeys) {
+            this.privateKeys = privateKeys;
+        }
+    }
 
     public RecordSigning.Mode getMode() {
         return mode;

@@ -76,4 +76,35 @@ class OnceSigningAutoConfigurationTest {
             assertThat(context.getBeanFactory().containsBeanDefinition("onceRecordSigning")).as("defined, not created").isTrue();
         });
     }
+
+    static final String PUBLIC = "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAWFOmeoBU5Tr+CvKnP07xMYTZMlZLLgz8uuUnDqnciuo=\n-----END PUBLIC KEY-----";
+    static final String PRIVATE = "MC4CAQAwBQYDK2VwBCIEIBjwToKIFzW9lBZtElKxp8rlTtwkn5yRRnrY1mEsOqh6";
+
+    @Test
+    void ed25519_a_consumer_holds_public_keys_only_and_a_relay_its_private_key() {
+        runner.withPropertyValues("once.outbox.signing.ed25519.public-keys.e1=" + PUBLIC).run(context -> {
+            RecordSigning consumer = context.getBean(RecordSigning.class);
+            assertThat(consumer.mode()).isEqualTo(RecordSigning.Mode.REQUIRE);
+            assertThat(consumer.keys().current()).as("cannot sign").isNull();
+            assertThat(consumer.describe()).contains("not signing (public keys only)").doesNotContain(PRIVATE);
+        });
+        runner.withPropertyValues("once.outbox.signing.ed25519.public-keys.e1=" + PUBLIC,
+                "once.outbox.signing.ed25519.private-keys.e1=" + PRIVATE).run(context -> {
+                    RecordSigning relay = context.getBean(RecordSigning.class);
+                    assertThat(relay.keys().current()).isEqualTo("e1");
+                    assertThat(relay.toString()).doesNotContain(PRIVATE);
+                });
+    }
+
+    @Test
+    void ed25519_a_private_key_without_its_public_key_or_a_malformed_key_is_refused_without_showing_it() {
+        runner.withPropertyValues("once.outbox.signing.ed25519.public-keys.e0=" + PUBLIC,
+                "once.outbox.signing.ed25519.private-keys.e1=" + PRIVATE).run(context -> assertThatThrownBy(
+                () -> context.getBean(RecordSigning.class)).rootCause().isInstanceOf(OnceConfigurationException.class)
+                .hasMessageContaining("private-keys.e1 has no public key").hasMessageNotContaining(PRIVATE));
+        runner.withPropertyValues("once.outbox.signing.ed25519.public-keys.e1=" + PUBLIC,
+                "once.outbox.signing.ed25519.private-keys.e1=not-a-key").run(context -> assertThatThrownBy(
+                () -> context.getBean(RecordSigning.class)).rootCause().isInstanceOf(OnceConfigurationException.class)
+                .hasMessageContaining("Ed25519 key 'e1' is not a PEM or base64 DER").hasMessageNotContaining("not-a-key"));
+    }
 }
