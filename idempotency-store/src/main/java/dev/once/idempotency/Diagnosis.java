@@ -12,7 +12,7 @@ import java.util.UUID;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * What the store knows about one key, as {@link IdempotencyStore#diagnose} finds it by the database clock.
+ * What the store knows about one key, as {@link IdempotencyOperations#diagnose} finds it by the database clock.
  * {@link #toJson()} is the stable, documented form that {@code core idempotency diagnose --json} prints.
  *
  * @param requestHashMatches whether the stored request hash equals the one asked about; {@code null} when none was given

@@ -1,8 +1,8 @@
 package dev.once.idempotency;
 
 /**
- * Store-wide options: the response size limit and what happens above it. Immutable; build with {@link #custom()}
- * or take {@link #ofDefaults()}.
+ * Store-wide options: the response size limit and what happens above it. Immutable; start from
+ * {@link #ofDefaults()} and change it with the {@code with…} methods.
  */
 public record IdempotencyStoreOptions(int maxResponseBodyBytes, OversizedResponse oversizedResponse) {
 

@@ -1,6 +1,6 @@
 package dev.once.idempotency;
 
-/** The outcome of {@link IdempotencyStore#forceRelease}. */
+/** The outcome of {@link IdempotencyOperations#forceRelease}. */
 public enum ReleaseResult {
     /** The record was processing and is now released. */
     RELEASED,
