@@ -198,6 +198,8 @@ class ConsoleBrowserIT {
             return ((Long) handled) > 0;
         });
         assertThat(browser.driver.findElement(By.id("chart-flow")).getText()).contains("handled/s");
+        assertThat(browser.driver.findElement(By.id("overview-figures")).getText())
+                .contains("Handler lag (records)").contains("Dead-lettered per second");
     }
 
     @Test

@@ -5,6 +5,7 @@
   var base = document.body.getAttribute('data-path');
   var operator = false;
   var charts = {};
+  var latest = {};   // the newest reading of each chart series, for the overview's figures
 
   function cookie(name) {
     var match = document.cookie.split('; ').find(function (c) { return c.indexOf(name + '=') === 0; });
@@ -157,7 +158,10 @@
         ['Outbox rows parked', o.outbox.parked_rows, o.outbox.parked_rows > 0],
         ['Handler events failing or failed', failed, failed > 0],
         ['Events held (no handler yet)', held],
-        ['Stuck HTTP records', o.http_records.stuck, o.http_records.stuck > 0]
+        ['Stuck HTTP records', o.http_records.stuck, o.http_records.stuck > 0],
+        ['Handler lag (records)', latest.handler_lag_records],
+        ['Dead-lettered per second', latest.dead_lettered_per_second === undefined ? undefined
+          : Math.round(latest.dead_lettered_per_second * 100) / 100, latest.dead_lettered_per_second > 0]
       ]);
       if (slot && slot.problem) { say(slot.problem, true); }
       table('groups', [['Group', 'group'], ['Held', 'held', true], ['Failing', 'failing', true], ['Failed', 'failed', true],
@@ -179,6 +183,10 @@
 
   function series() {
     return api('/series').then(function (s) {
+      Object.keys(s).forEach(function (k) {
+        var values = s[k].filter(function (v) { return v !== null; });
+        if (k !== 't' && values.length) { latest[k] = values[values.length - 1]; }
+      });
       if (typeof uPlot === 'undefined' || !s.t) { return; }
       chart('chart-backlog', [s.t, s.outbox_pending, s.outbox_parked_rows], [['pending', '#0b57d0'], ['parked', '#a50e0e']]);
       chart('chart-lag', [s.t, s.oldest_pending_age_seconds, s.handler_lag_records], [['oldest pending (s)', '#0b57d0'], ['handler lag (records)', '#e37400']]);
@@ -254,7 +262,7 @@
   }
 
   function refresh(all) {
-    var work = [overview(), series()];
+    var work = [series().then(overview)];
     if (all) { work.push(failures(), lists()); }
     return Promise.all(work).catch(function (err) { say(err.message, true); });
   }
