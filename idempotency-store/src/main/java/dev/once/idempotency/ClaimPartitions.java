@@ -54,7 +54,11 @@ public final class ClaimPartitions implements AutoCloseable {
     /** The advisory-lock namespace of partition creation (first key of {@code pg_advisory_xact_lock(int, int)}). */
     static final int LOCK_SPACE = 0x0CE0_0004;
 
-    /** Every partition of the table: its bounds, its size, and the database clock. */
+    /**
+     * Every partition of the table: its bounds, its size, and the database clock. A partition that another instance
+     * drops while this reads the catalog is still listed (the statement's snapshot predates the drop) but has no
+     * bound any more; {@link #partitions()} leaves it out.
+     */
     static final String LIST = """
             SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) AS bound, i.inhdetachpending AS detaching,
                    CAST(c.reltuples AS bigint) AS rows, pg_total_relation_size(c.oid) AS bytes,
@@ -277,7 +281,10 @@ public final class ClaimPartitions implements AutoCloseable {
             }
         }
         try (Statement statement = connection.createStatement()) {
-            // created apart, then attached: ATTACH takes SHARE UPDATE EXCLUSIVE on the table, which writers pass
+            // created apart, then attached: ATTACH takes SHARE UPDATE EXCLUSIVE on the table, which writers pass.
+            // Taken first: another instance finalizing a detach holds it while it waits for every transaction that
+            // holds a lock on the table, so a creator that read the table (LIKE) before asking for it would deadlock.
+            statement.execute("LOCK TABLE " + qualified(TABLE) + " IN SHARE UPDATE EXCLUSIVE MODE");
             statement.execute("CREATE TABLE IF NOT EXISTS " + qualified(name) + " (LIKE " + qualified(TABLE)
                     + " INCLUDING DEFAULTS)");
             statement.execute("ALTER TABLE " + qualified(TABLE) + " ATTACH PARTITION " + qualified(name)
@@ -324,6 +331,9 @@ public final class ClaimPartitions implements AutoCloseable {
     /** Every partition, oldest day first (the undated one first of all), with the database clock. */
     public List<Partition> partitions() {
         List<Partition> partitions = query(LIST, rs -> {
+            if (rs.getString("bound") == null) {
+                return null; // dropped by another instance while this read
+            }
             Matcher bound = BOUND.matcher(rs.getString("bound"));
             int day = bound.find() ? Integer.parseInt(bound.group(1)) : -1;
             long rows = rs.getLong("rows");
@@ -331,6 +341,7 @@ public final class ClaimPartitions implements AutoCloseable {
                     rs.getLong("bytes"), day > 0 ? (day + 1L) * DAY_MILLIS + options.retention().toMillis() : -1,
                     rs.getLong("db_now"));
         });
+        partitions.removeIf(java.util.Objects::isNull);
         partitions.sort(java.util.Comparator.comparingInt(Partition::day));
         return partitions;
     }
