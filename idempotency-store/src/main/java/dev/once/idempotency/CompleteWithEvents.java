@@ -55,8 +55,8 @@ final class CompleteWithEvents {
 
     /**
      * With the commit: sent before its outcome can be read, so a stale claim raises (SQLState
-     * {@value StaleClaimException#SQLSTATE}, see {@code V4__claim_held.sql}) and the commit fails with it. The
-     * events precede it as statements of their own.
+     * {@value StaleClaimException#SQLSTATE}, from the schema's function {@code once_claim_held}) and the commit fails
+     * with it. The events precede it as statements of their own.
      */
     static final String COMPLETE_AT_COMMIT = DONE + "SELECT once_claim_held(count(*)) FROM done";
 

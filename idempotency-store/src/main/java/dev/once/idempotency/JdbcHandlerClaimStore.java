@@ -167,7 +167,7 @@ final class JdbcHandlerClaimStore implements HandlerClaimStore {
      * What a claim's {@code payload_hash} holds: the first 16 bytes of
      * {@code sha256(sha256(tenant) || sha256(actor) || fingerprint)}, in hex. The key holds no tenant or actor, so they
      * are part of the claim's identity here: the same event id under another tenant or actor is a conflict, never the
-     * first one's redelivery (V11 computes the same for the claims it moves).
+     * first one's redelivery.
      */
     static String payloadHash(IdempotencyScope scope, String requestHash) {
         if (requestHash == null || requestHash.isEmpty()) {

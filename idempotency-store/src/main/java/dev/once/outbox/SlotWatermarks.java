@@ -173,8 +173,7 @@ public final class SlotWatermarks implements AutoCloseable {
 
     /**
      * The published rows that are still pending, oldest first, from the pending index between the last seq this sweep
-     * took and the seq bound: those whose transaction the watermark's snapshot sees. Rows without a transaction id were
-     * appended before it was recorded (V9), so before every watermark. Starting after the last batch, a batch never
+     * took and the seq bound: those whose transaction the watermark's snapshot sees. Starting after the last batch, a batch never
      * walks again over the index entries of the rows the batches before it deleted, which stay until vacuum. No row
      * locks: two instances sweeping at once wait for each other's rows, and each deletes a row once (the second finds
      * it gone); nothing else writes a confirmed row (parks come before the slot's confirmation, redrives take parked
@@ -183,7 +182,7 @@ public final class SlotWatermarks implements AutoCloseable {
     static final String CONFIRMED_ROWS = """
             SELECT id FROM outbox_event
             WHERE published_at IS NULL AND parked_at IS NULL AND seq > ? AND seq <= ?
-              AND (xact_id IS NULL OR pg_visible_in_snapshot(xact_id, CAST(? AS pg_snapshot)))
+              AND pg_visible_in_snapshot(xact_id, CAST(? AS pg_snapshot))
             ORDER BY seq LIMIT ?
             """;
 

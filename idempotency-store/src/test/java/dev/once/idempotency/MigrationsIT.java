@@ -3,7 +3,9 @@ package dev.once.idempotency;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.once.OnceConfigurationException;
 import dev.once.test.TestDatabase;
+import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.dao.DataIntegrityViolationException;
@@ -24,7 +26,7 @@ class MigrationsIT {
         jdbc.execute("CREATE TABLE " + app + ".accounts (id bigint)");
 
         int executed = OnceMigrations.migrate(db.dataSource(), app).migrationsExecuted;
-        assertThat(executed).isGreaterThanOrEqualTo(2);
+        assertThat(executed).as("the baseline").isOne();
         assertThat(OnceMigrations.migrate(db.dataSource(), app).migrationsExecuted).isZero();
 
         assertThat(jdbc.queryForObject("SELECT count(*) FROM " + app + "." + OnceMigrations.HISTORY_TABLE
@@ -35,7 +37,7 @@ class MigrationsIT {
         jdbc.execute("DROP SCHEMA " + app + " CASCADE");
     }
 
-    /** Keys, scopes and statuses are validated by the store before it writes (V5 dropped their CHECK constraints). */
+    /** Keys, scopes and statuses are validated by the store before it writes: the hot tables have no CHECK constraint. */
     @Test
     void the_table_enforces_one_record_per_scope_and_its_required_columns() {
         OnceMigrations.migrate(db.dataSource());
@@ -54,23 +56,36 @@ class MigrationsIT {
                 .as("no CHECK constraint on the hot tables: PostgreSQL would rebuild it for every write").isZero();
     }
 
-    /**
-     * Debezium builds the key of every change event it decodes with the same compiled code; a heartbeat key of another
-     * type than the outbox's failed the JIT's type check there at every beat, which threw the code away (V8).
-     */
     @Test
-    void the_heartbeat_table_is_keyed_like_the_outbox_so_that_beats_do_not_slow_decoding() {
-        OnceMigrations.migrate(db.dataSource());
+    void a_new_database_gets_the_one_baseline_migration_of_0_1_0() {
+        String fresh = db.schema() + "_fresh";
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
-        String keyTypes = """
-                SELECT format_type(a.atttypid, a.atttypmod) FROM pg_index i
-                JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
-                WHERE i.indrelid = to_regclass(?) AND i.indisprimary
-                """;
 
-        assertThat(jdbc.queryForList(keyTypes, String.class, "once_relay_heartbeat"))
-                .isEqualTo(jdbc.queryForList(keyTypes, String.class, "outbox_event")).containsExactly("uuid");
-        jdbc.update("INSERT INTO once_relay_heartbeat (slot_name, beat_at) VALUES ('a_slot', now())"); // as a beat does
-        assertThat(jdbc.queryForObject("SELECT count(id) FROM once_relay_heartbeat", Long.class)).isOne();
+        assertThat(OnceMigrations.migrate(db.dataSource(), fresh).migrationsExecuted).isOne();
+
+        assertThat(jdbc.queryForList("SELECT script FROM " + fresh + "." + OnceMigrations.HISTORY_TABLE
+                + " WHERE success AND type = 'SQL'", String.class)).containsExactly("V1__baseline.sql");
+        assertThat(jdbc.queryForList("SELECT tablename FROM pg_tables WHERE schemaname = ? ORDER BY tablename",
+                String.class, fresh)).containsExactly("idempotency_record", "once_handler_claim", "once_handler_claim_undated",
+                "once_handler_route", "once_operator_audit", "once_parked_event", "once_relay_offset",
+                "once_relay_watermark", "once_schema_history", "outbox_event");
+        jdbc.execute("DROP SCHEMA " + fresh + " CASCADE");
+    }
+
+    /** The steps of 0.1.0's development were squashed into its baseline: a schema they made is refused, not mixed. */
+    @Test
+    void a_schema_made_by_a_development_build_before_0_1_0_stops_the_migration_with_the_fix() {
+        String old = db.schema() + "_pre";
+        Flyway.configure().dataSource(db.dataSource()).schemas(old).table(OnceMigrations.HISTORY_TABLE)
+                .locations("classpath:db/once/pre-release").load().migrate(); // as a build before 0.1.0 left it
+
+        assertThatThrownBy(() -> OnceMigrations.migrate(db.dataSource(), old))
+                .isInstanceOfSatisfying(OnceConfigurationException.class, e -> {
+                    assertThat(e.problem()).contains(old, OnceMigrations.PRE_RELEASE_FIRST_SCRIPT);
+                    assertThat(e.fix()).contains("drop Once's tables", "UPGRADING.md");
+                });
+        assertThat(new JdbcTemplate(db.dataSource()).queryForObject("SELECT count(*) FROM " + old + "."
+                + OnceMigrations.HISTORY_TABLE + " WHERE type = 'SQL'", Long.class)).as("nothing applied").isOne();
+        new JdbcTemplate(db.dataSource()).execute("DROP SCHEMA " + old + " CASCADE");
     }
 }

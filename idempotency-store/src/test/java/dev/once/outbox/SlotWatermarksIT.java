@@ -124,21 +124,6 @@ class SlotWatermarksIT {
                 .isOne();
     }
 
-    /** V9 added xact_id empty: rows appended before it are older than every watermark, and wait for one. */
-    @Test
-    void rows_appended_before_the_upgrade_have_no_transaction_id_and_stay_until_the_slot_confirmed_a_watermark()
-            throws Exception {
-        consumer = Consumer.create(slot);
-        jdbc.update(APPEND_AGED, "2 days", 2);
-        jdbc.update("UPDATE outbox_event SET xact_id = NULL"); // as V9 leaves the rows appended before it
-        SlotWatermarks watermarks = watermarks(Duration.ZERO);
-
-        assertThat(watermarks.round().swept()).isZero();
-        assertThat(rows()).as("not confirmed: kept").isEqualTo(2);
-        consumer.confirm(currentLsn());
-        assertThat(watermarks.round().swept()).isEqualTo(2);
-    }
-
     @Test
     void a_slot_created_anew_confirms_nothing_it_did_not_stream() throws Exception {
         consumer = Consumer.create(slot);

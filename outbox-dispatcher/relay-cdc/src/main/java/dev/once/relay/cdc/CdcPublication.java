@@ -8,8 +8,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * The relay's publication: inserts into the outbox table only (deletes of published rows and the updates that park
  * rows are never streamed back), and from PostgreSQL 15 only the columns a message is made of
- * ({@link #MESSAGE_COLUMNS}). Created when missing, narrowed when found broader. (A publication of an earlier version
- * also lists the heartbeat table, which nothing writes any more.)
+ * ({@link #MESSAGE_COLUMNS}). Created when missing, narrowed when found broader (other tables, other operations or
+ * every column).
  */
 final class CdcPublication {
 

@@ -498,7 +498,8 @@ class CdcRelayIT extends EmbeddedRelayContractIT {
     void a_publication_left_broader_is_narrowed_to_inserts_of_the_columns_a_message_is_made_of() {
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
         String publication = settings().publicationName();
-        String tables = db.schema() + ".outbox_event, " + db.schema() + ".once_relay_heartbeat"; // as earlier versions
+        jdbc.execute("CREATE TABLE IF NOT EXISTS " + db.schema() + ".not_the_outbox (id uuid PRIMARY KEY)");
+        String tables = db.schema() + ".outbox_event, " + db.schema() + ".not_the_outbox"; // an operator widened it
         if (jdbc.queryForObject("SELECT count(*) FROM pg_publication WHERE pubname = ?", Long.class, publication) == 0) {
             jdbc.execute("CREATE PUBLICATION " + publication + " FOR TABLE " + tables);
         } else { // altered, not dropped: a slot may already stream from it
