@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.Map;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.output.MigrateResult;
@@ -25,6 +26,14 @@ public final class OnceMigrations {
 
     /** Once's own Flyway history table. */
     public static final String HISTORY_TABLE = "once_schema_history";
+
+    /**
+     * Flyway settings Once's migrations need, for whoever runs them with a Flyway of their own (a deployment step):
+     * Flyway's default lock on PostgreSQL is a transaction held open for the whole run, and a later migration that
+     * follows UPGRADING.md's rule ({@code CREATE INDEX CONCURRENTLY}) waits for every open transaction to end, so it
+     * would wait for that one for ever. A session lock instead ({@code flyway.postgresql.transactional.lock=false}).
+     */
+    public static final Map<String, String> FLYWAY_SETTINGS = Map.of("flyway.postgresql.transactional.lock", "false");
 
     /** The first migration of the development builds before 0.1.0, which 0.1.0's baseline replaced. */
     public static final String PRE_RELEASE_FIRST_SCRIPT = "V1__idempotency_record.sql";
@@ -90,6 +99,7 @@ public final class OnceMigrations {
 
     private static org.flywaydb.core.api.configuration.FluentConfiguration configure(DataSource dataSource) {
         return Flyway.configure()
+                .configuration(FLYWAY_SETTINGS)
                 .dataSource(dataSource)
                 .locations(LOCATION)
                 .table(HISTORY_TABLE)

@@ -30,6 +30,7 @@ final class ServiceProcess implements AutoCloseable {
     private final Path logs;
     private final int port;
     private List<String> jvmOptions = List.of("-Xmx384m", "-XX:TieredStopAtLevel=1"); // C1 only: starts fast
+    private Path jar = serviceJar();
     private Process process;
     private int starts;
     private boolean suspended;
@@ -55,11 +56,20 @@ final class ServiceProcess implements AutoCloseable {
         return this;
     }
 
+    /** The runnable jar of the next start: another version of the service, as a rolling deploy brings. */
+    ServiceProcess withJar(Path runnableJar) {
+        if (!Files.isRegularFile(runnableJar)) {
+            throw new IllegalStateException(runnableJar + " is not a runnable jar of the reference service");
+        }
+        this.jar = runnableJar;
+        return this;
+    }
+
     /** Starts the JVM and waits until its health endpoint answers UP. */
     ServiceProcess start() {
         List<String> command = new ArrayList<>(List.of(javaBinary()));
         command.addAll(jvmOptions);
-        command.addAll(List.of("-jar", serviceJar().toString(), "--server.port=" + port));
+        command.addAll(List.of("-jar", jar.toString(), "--server.port=" + port));
         properties.forEach((key, value) -> command.add("--" + key + "=" + value));
         try {
             Files.createDirectories(logs);
@@ -165,6 +175,16 @@ final class ServiceProcess implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
+    }
+
+    /** The log of the current (or last) start. */
+    Path log() {
+        return logs.resolve(name + "-" + starts + ".log");
+    }
+
+    /** SIGTERM, as a deploy stops an instance: Spring Boot shuts down gracefully; SIGKILL after 30 s. */
+    void stop() {
+        close();
     }
 
     @Override
