@@ -18,6 +18,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -25,6 +26,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
@@ -32,11 +34,12 @@ import org.springframework.transaction.jta.JtaTransactionManager;
 
 /**
  * Spring Boot autoconfiguration of Once's database side, for every role that writes or reads Once's tables: the
- * schema (one migration decision, {@code once.idempotency.migrate}), the one {@link IdempotencyStore}, the
- * {@link OutboxWriter}, the operator interfaces ({@link IdempotencyOperations}, {@link OutboxOperations},
- * {@link HandlerClaims}) and the {@link OnceDataSource} wrapping. A service that only appends outbox events needs this
- * module alone. Every bean backs off when the application defines its own; {@code once.idempotency.enabled=false}
- * turns all of it off.
+ * schema (one migration decision, {@code once.idempotency.migrate}), the {@link OnceDataSource} wrapping and
+ * {@link HandlerClaims}; with {@code once.idempotency.enabled} (the default) the one {@link IdempotencyStore} and
+ * {@link IdempotencyOperations}; with {@code once.outbox.enabled} (the default) the {@link OutboxWriter}, domain
+ * events and {@link OutboxOperations}. A service that only appends outbox events needs this module alone, and may
+ * switch the idempotency side off; with both off, nothing of this is created and the schema is left alone. Every bean
+ * backs off when the application defines its own.
  */
 @AutoConfiguration(afterName = {
         "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
@@ -48,9 +51,25 @@ import org.springframework.transaction.jta.JtaTransactionManager;
         "org.springframework.boot.micrometer.tracing.brave.autoconfigure.BraveAutoConfiguration",
         "org.springframework.boot.micrometer.tracing.autoconfigure.NoopTracerAutoConfiguration"})
 @ConditionalOnBean(DataSource.class)
-@ConditionalOnBooleanProperty(name = "once.idempotency.enabled", matchIfMissing = true)
+@Conditional(OnceStoreAutoConfiguration.AnyRoleEnabled.class)
 @EnableConfigurationProperties(OnceStoreProperties.class)
 public class OnceStoreAutoConfiguration {
+
+    /** The idempotency side ({@code once.idempotency.enabled}) or the outbox ({@code once.outbox.enabled}) is on. */
+    static final class AnyRoleEnabled extends AnyNestedCondition {
+
+        AnyRoleEnabled() {
+            super(ConfigurationPhase.REGISTER_BEAN);
+        }
+
+        @ConditionalOnBooleanProperty(name = "once.idempotency.enabled", matchIfMissing = true)
+        static final class Idempotency {
+        }
+
+        @ConditionalOnBooleanProperty(name = "once.outbox.enabled", matchIfMissing = true)
+        static final class Outbox {
+        }
+    }
 
     /** Stops startup when a setting of an earlier version is set under its old name ({@link RenamedProperties}). */
     @Bean
@@ -90,18 +109,8 @@ public class OnceStoreAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    IdempotencyStore idempotencyStore(DataSource dataSource, OnceStoreProperties properties, OnceSchema schema) {
-        return IdempotencyStore.create(dataSource, properties.toStoreOptions());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean
-    OutboxWriter outboxWriter(DataSource dataSource, OnceSchema schema, ObjectProvider<OutboxTracing> tracing,
-                              ObjectProvider<tools.jackson.databind.json.JsonMapper> json) {
-        // the application's JsonMapper (Spring Boot's configured one) for object payloads, when it has one
-        OutboxTracing traced = tracing.getIfAvailable(() -> OutboxTracing.NONE);
-        tools.jackson.databind.json.JsonMapper mapper = json.getIfUnique();
-        return mapper == null ? OutboxWriter.create(dataSource, traced) : OutboxWriter.create(dataSource, traced, mapper);
+    HandlerClaims handlerClaims(DataSource dataSource, OnceSchema schema) {
+        return HandlerClaims.create(dataSource);
     }
 
     /**
@@ -121,32 +130,59 @@ public class OnceStoreAutoConfiguration {
         }
     }
 
+    /** The idempotency side: {@code once.idempotency.enabled=false} leaves it out (the guard backs off with it). */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnBooleanProperty(name = "once.idempotency.enabled", matchIfMissing = true)
+    static class Idempotency {
+
+        @Bean
+        @ConditionalOnMissingBean
+        IdempotencyStore idempotencyStore(DataSource dataSource, OnceStoreProperties properties, OnceSchema schema) {
+            return IdempotencyStore.create(dataSource, properties.toStoreOptions());
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        IdempotencyOperations idempotencyOperations(DataSource dataSource, OnceSchema schema) {
+            return IdempotencyOperations.create(dataSource);
+        }
+    }
+
     /**
-     * Application events of mapped types ({@code @OutboxMapping}, {@code OutboxEventMapper} beans) into the outbox, in
-     * the publishing transaction; {@code once.outbox.domain-events.enabled=false} leaves every event alone.
+     * The outbox's application side: {@code once.outbox.enabled=false} leaves it out, for a service that guards
+     * requests and appends no events of its own (events a guarded handler appends still commit with its record).
      */
-    @Bean
-    @ConditionalOnMissingBean
-    @ConditionalOnBooleanProperty(name = "once.outbox.domain-events.enabled", matchIfMissing = true)
-    DomainEvents onceDomainEvents(OutboxWriter writer, ObjectProvider<OutboxEventMapper> mappers) {
-        return new DomainEvents(writer, mappers.orderedStream().toList());
-    }
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnBooleanProperty(name = "once.outbox.enabled", matchIfMissing = true)
+    static class Outbox {
 
-    @Bean
-    @ConditionalOnMissingBean
-    IdempotencyOperations idempotencyOperations(DataSource dataSource, OnceSchema schema) {
-        return IdempotencyOperations.create(dataSource);
-    }
+        @Bean
+        @ConditionalOnMissingBean
+        OutboxWriter outboxWriter(DataSource dataSource, OnceSchema schema, ObjectProvider<OutboxTracing> tracing,
+                                  ObjectProvider<tools.jackson.databind.json.JsonMapper> json) {
+            // the application's JsonMapper (Spring Boot's configured one) for object payloads, when it has one
+            OutboxTracing traced = tracing.getIfAvailable(() -> OutboxTracing.NONE);
+            tools.jackson.databind.json.JsonMapper mapper = json.getIfUnique();
+            return mapper == null ? OutboxWriter.create(dataSource, traced)
+                    : OutboxWriter.create(dataSource, traced, mapper);
+        }
 
-    @Bean
-    @ConditionalOnMissingBean
-    OutboxOperations outboxOperations(DataSource dataSource, OnceSchema schema) {
-        return OutboxOperations.create(dataSource);
-    }
+        /**
+         * Application events of mapped types ({@code @OutboxMapping}, {@code OutboxEventMapper} beans) into the
+         * outbox, in the publishing transaction; {@code once.outbox.domain-events.enabled=false} leaves every event
+         * alone.
+         */
+        @Bean
+        @ConditionalOnMissingBean
+        @ConditionalOnBooleanProperty(name = "once.outbox.domain-events.enabled", matchIfMissing = true)
+        DomainEvents onceDomainEvents(OutboxWriter writer, ObjectProvider<OutboxEventMapper> mappers) {
+            return new DomainEvents(writer, mappers.orderedStream().toList());
+        }
 
-    @Bean
-    @ConditionalOnMissingBean
-    HandlerClaims handlerClaims(DataSource dataSource, OnceSchema schema) {
-        return HandlerClaims.create(dataSource);
+        @Bean
+        @ConditionalOnMissingBean
+        OutboxOperations outboxOperations(DataSource dataSource, OnceSchema schema) {
+            return OutboxOperations.create(dataSource);
+        }
     }
 }

@@ -13,7 +13,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties("once.idempotency")
 public class OnceStoreProperties {
 
-    /** Whether Once's idempotency and outbox beans (store, outbox writer, guard) are created at all. */
+    /** Whether the idempotency side (store, operations, guard) is created; the outbox has once.outbox.enabled. */
     private boolean enabled = true;
 
     /**
