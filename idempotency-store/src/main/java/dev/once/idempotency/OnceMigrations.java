@@ -9,6 +9,7 @@ import java.sql.SQLException;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.MigrationInfoService;
 import org.flywaydb.core.api.output.MigrateResult;
 
 /**
@@ -60,6 +61,17 @@ public final class OnceMigrations {
     public static MigrateResult migrate(DataSource dataSource, String schema) {
         refusePreRelease(dataSource, schema);
         return configure(dataSource).schemas(schema).load().migrate();
+    }
+
+    /**
+     * What {@code schema} (null: the connection's current schema) holds of Once's migrations and what it lacks, without
+     * changing anything: {@code current()} is the version it is at (null before the first), {@code pending()} what
+     * {@link #migrate(DataSource, String)} would apply.
+     */
+    public static MigrationInfoService info(DataSource dataSource, String schema) {
+        refusePreRelease(dataSource, schema);
+        org.flywaydb.core.api.configuration.FluentConfiguration configuration = configure(dataSource);
+        return (schema == null ? configuration : configuration.schemas(schema)).load().info();
     }
 
     private static void refusePreRelease(DataSource dataSource, String schema) {

@@ -13,7 +13,8 @@ import picocli.CommandLine.ParseResult;
  */
 @Command(name = "core", mixinStandardHelpOptions = true, version = "core (Once) 0.1.0",
         description = "Operate Once: diagnose and mend idempotency records, watch the outbox.",
-        subcommands = {IdempotencyCommands.class, OutboxCommands.class, DispatchCommands.class, AuditCommand.class})
+        subcommands = {IdempotencyCommands.class, OutboxCommands.class, DispatchCommands.class, AuditCommand.class,
+                SchemaCommands.class})
 public final class Core {
 
     /** A finding that needs attention, or a release, redrive or retry that changed nothing. */
