@@ -1,8 +1,6 @@
 package dev.once;
 
-import dev.once.internal.CommitStatements;
-import dev.once.internal.PipelinedConnection;
-import java.lang.reflect.Proxy;
+import dev.once.spi.CommitStatements;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;
@@ -39,16 +37,12 @@ public final class OnceDataSource extends DelegatingDataSource {
 
     @Override
     public Connection getConnection() throws SQLException {
-        return pipelined(super.getConnection());
+        return CommitStatements.pipelined(super.getConnection());
     }
 
     @Override
     public Connection getConnection(String username, String password) throws SQLException {
-        return pipelined(super.getConnection(username, password));
+        return CommitStatements.pipelined(super.getConnection(username, password));
     }
 
-    private static Connection pipelined(Connection connection) {
-        return (Connection) Proxy.newProxyInstance(OnceDataSource.class.getClassLoader(),
-                new Class<?>[] {Connection.class}, new PipelinedConnection(connection));
-    }
 }

@@ -2,7 +2,7 @@ package dev.once.benchmarks;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.once.idempotency.OnceMigrations;
-import dev.once.outbox.SlotWatermarks;
+import dev.once.spi.SlotWatermarks;
 import dev.once.test.PostgresServer;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestPostgres;

@@ -8,7 +8,7 @@ import java.time.Duration;
  * {@link #OPERATOR} (also acts: every action is written to the operator audit in the same transaction as its effect).
  * These are the defaults of {@code once.console.*}.
  */
-public final class Console {
+final class Console {
 
     /** Where the console is served; its JSON API is under {@code <path>/api}. */
     public static final String PATH = "/once";

@@ -37,7 +37,7 @@ import org.springframework.web.bind.annotation.RestController;
  */
 @RestController
 @RequestMapping("${once.console.path:" + Console.PATH + "}/api")
-public final class ConsoleController {
+final class ConsoleController {
 
     static final int MAX_LIST = 1_000;
 

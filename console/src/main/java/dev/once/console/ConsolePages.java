@@ -20,7 +20,7 @@ import org.springframework.web.util.HtmlUtils;
  */
 @Controller
 @RequestMapping("${once.console.path:" + Console.PATH + "}")
-public final class ConsolePages {
+final class ConsolePages {
 
     /** The uPlot version of the webjar, as the build wrote it. */
     static final String UPLOT_VERSION = properties().getProperty("uplot.version");

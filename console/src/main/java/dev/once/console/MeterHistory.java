@@ -1,6 +1,6 @@
 package dev.once.console;
 
-import dev.once.loop.Rounds;
+import dev.once.spi.Rounds;
 import io.micrometer.core.instrument.Measurement;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -19,7 +19,7 @@ import java.util.Map;
  * relay in this service, say) reads as {@code null}, and every one does in an application without a registry.
  * Thread-safe.
  */
-public final class MeterHistory implements AutoCloseable {
+final class MeterHistory implements AutoCloseable {
 
     /** One charted figure: its name in the JSON, the meter it comes from, and whether it is a counter's rate. */
     public record Series(String name, String meter, boolean rate) {

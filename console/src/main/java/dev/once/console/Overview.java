@@ -15,7 +15,7 @@ import javax.sql.DataSource;
  * events, each handler's claims, the stuck HTTP records. Every figure is read from PostgreSQL when asked, through the
  * same operator API as {@code core}. Holds no payload and no secret. Thread-safe.
  */
-public final class Overview {
+final class Overview {
 
     private final OutboxOperations outbox;
     private final ParkedEvents parked;

@@ -3,7 +3,6 @@ package dev.once.console;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.once.OnceConfigurationException;
-import dev.once.console.autoconfigure.OnceConsoleAutoConfiguration;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -34,7 +33,7 @@ class ConsoleWithoutSecurityTest {
 
     @Test
     void the_properties_defaults_are_the_console_s_constants() {
-        var properties = new dev.once.console.autoconfigure.OnceConsoleProperties();
+        var properties = new dev.once.console.OnceConsoleProperties();
         assertThat(java.util.List.of(properties.getPath(), properties.getViewerAuthority(),
                 properties.getOperatorAuthority(), properties.getSampleInterval(), properties.getSamples(),
                 properties.getStuckAfter())).containsExactly(Console.PATH, Console.VIEWER, Console.OPERATOR,

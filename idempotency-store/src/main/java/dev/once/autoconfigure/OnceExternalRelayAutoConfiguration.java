@@ -1,9 +1,9 @@
 package dev.once.autoconfigure;
 
 import dev.once.OnceConfigurationException;
-import dev.once.internal.RunningLifecycle;
-import dev.once.outbox.SlotWatermarks;
+import dev.once.spi.SlotWatermarks;
 import dev.once.retention.RetentionRule;
+import dev.once.spi.RunningLifecycle;
 import java.time.Duration;
 import javax.sql.DataSource;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

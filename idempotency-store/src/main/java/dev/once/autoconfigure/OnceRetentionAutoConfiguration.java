@@ -1,11 +1,11 @@
 package dev.once.autoconfigure;
 
 import dev.once.OnceConfigurationException;
-import dev.once.internal.RunningLifecycle;
 import dev.once.retention.RetentionListener;
 import dev.once.retention.RetentionOptions;
 import dev.once.retention.RetentionRule;
 import dev.once.retention.RetentionSweeper;
+import dev.once.spi.RunningLifecycle;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,6 @@
 package dev.once.autoconfigure;
 
-import dev.once.outbox.SlotWatermarks;
+import dev.once.spi.SlotWatermarks;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.time.Duration;

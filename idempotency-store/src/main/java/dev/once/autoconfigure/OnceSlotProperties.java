@@ -1,6 +1,6 @@
 package dev.once.autoconfigure;
 
-import dev.once.outbox.SlotWatermarks;
+import dev.once.spi.SlotWatermarks;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 

@@ -1,7 +1,7 @@
 package dev.once.autoconfigure;
 
 import dev.once.outbox.OutboxOperations;
-import dev.once.outbox.SlotWatermarks;
+import dev.once.spi.SlotWatermarks;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 

@@ -1,7 +1,7 @@
 package dev.once.idempotency;
 
 import dev.once.OnceException;
-import dev.once.loop.Rounds;
+import dev.once.spi.Rounds;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

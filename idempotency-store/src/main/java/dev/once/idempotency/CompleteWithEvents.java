@@ -1,8 +1,8 @@
 package dev.once.idempotency;
 
-import dev.once.internal.CommitStatements;
 import dev.once.outbox.OutboxEvent;
 import dev.once.outbox.OutboxWriter;
+import dev.once.spi.CommitStatements;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

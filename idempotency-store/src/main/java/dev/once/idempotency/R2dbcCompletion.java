@@ -1,8 +1,8 @@
 package dev.once.idempotency;
 
-import dev.once.internal.R2dbcStatements;
 import dev.once.outbox.OutboxEvent;
 import dev.once.outbox.R2dbcOutboxWriter;
+import dev.once.spi.R2dbcStatements;
 import java.util.List;
 import java.util.UUID;
 import org.springframework.r2dbc.core.DatabaseClient;

@@ -2,7 +2,7 @@ package dev.once.outbox;
 
 import dev.once.OnceConfigurationException;
 import dev.once.OnceException;
-import dev.once.internal.CurrentOutbox;
+import dev.once.spi.CurrentOutbox;
 import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;

@@ -2,6 +2,7 @@ package dev.once.outbox;
 
 import dev.once.audit.Operator;
 import dev.once.audit.OperatorAudit;
+import dev.once.spi.SlotWatermarks;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.List;

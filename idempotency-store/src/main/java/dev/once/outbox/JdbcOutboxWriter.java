@@ -1,6 +1,6 @@
 package dev.once.outbox;
 
-import dev.once.internal.CommitStatements;
+import dev.once.spi.CommitStatements;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.UUID;

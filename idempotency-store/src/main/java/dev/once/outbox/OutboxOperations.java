@@ -1,6 +1,7 @@
 package dev.once.outbox;
 
 import dev.once.audit.Operator;
+import dev.once.spi.SlotWatermarks;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

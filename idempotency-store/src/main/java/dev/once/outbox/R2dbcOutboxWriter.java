@@ -1,6 +1,6 @@
 package dev.once.outbox;
 
-import dev.once.internal.R2dbcStatements;
+import dev.once.spi.R2dbcStatements;
 import java.util.UUID;
 import org.springframework.r2dbc.core.DatabaseClient;
 import reactor.core.publisher.Mono;

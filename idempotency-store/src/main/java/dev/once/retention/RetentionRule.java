@@ -91,7 +91,7 @@ public final class RetentionRule {
     /**
      * How long outbox rows are kept by default ({@code once.outbox.relay.retention}): not at all. The polling relay
      * deletes a row once Kafka acknowledged it; with a relay that reads the WAL (the CDC relay, or Kafka Connect), a
-     * row is deleted once the relay's replication slot has confirmed it ({@link dev.once.outbox.SlotWatermarks}).
+     * row is deleted once the relay's replication slot has confirmed it ({@link dev.once.spi.SlotWatermarks}).
      */
     public static final Duration OUTBOX_RETENTION = Duration.ZERO;
 
@@ -122,7 +122,7 @@ public final class RetentionRule {
 
     /**
      * {@code outbox_event}: rows published longer ago than {@code retention} ({@code once.outbox.relay.retention}),
-     * as the polling relay marks them once Kafka acknowledged them, or {@link dev.once.outbox.SlotWatermarks} once the
+     * as the polling relay marks them once Kafka acknowledged them, or {@link dev.once.spi.SlotWatermarks} once the
      * replication slot confirmed them. With a retention of zero they are deleted instead of marked, and this rule
      * removes rows a former, longer retention had kept. Pending and parked rows are never due.
      */

@@ -1,6 +1,6 @@
 package dev.once.retention;
 
-import dev.once.loop.Rounds;
+import dev.once.spi.Rounds;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

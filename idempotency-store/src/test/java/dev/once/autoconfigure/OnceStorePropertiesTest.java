@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.once.idempotency.IdempotencyDefaults;
 import dev.once.idempotency.IdempotencyStoreOptions;
-import dev.once.outbox.SlotWatermarks;
+import dev.once.spi.SlotWatermarks;
 import dev.once.retention.RetentionOptions;
 import dev.once.retention.RetentionRule;
 import org.junit.jupiter.api.Test;

@@ -1,10 +1,10 @@
 package dev.once.reliability;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.once.outbox.SlotWatermarks;
+import dev.once.spi.SlotWatermarks;
 import dev.once.relay.EventTransport;
 import dev.once.relay.KafkaTransport;
-import dev.once.relay.OutboxMessage;
+import dev.once.wire.OutboxMessage;
 import dev.once.relay.RelayListener;
 import dev.once.relay.RelayOptions;
 import dev.once.relay.TopicRouter;

@@ -4,7 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.relay.EventTransport;
 import dev.once.relay.KafkaTransport;
-import dev.once.relay.OutboxMessage;
+import dev.once.wire.OutboxMessage;
 import dev.once.relay.OutboxRelay;
 import dev.once.relay.PollingRelay;
 import dev.once.relay.RelayListener;

@@ -1,9 +1,9 @@
 package dev.once.connect;
 
 import dev.once.relay.OutboxChangeEvents;
-import dev.once.relay.OutboxMessage;
-import dev.once.relay.OutboxRecords;
 import dev.once.relay.TopicRouter;
+import dev.once.wire.OutboxCodec;
+import dev.once.wire.OutboxMessage;
 import dev.once.wire.RecordSigning;
 import dev.once.wire.SigningKeys;
 import dev.once.wire.WireFormat;
@@ -21,7 +21,7 @@ import org.apache.kafka.connect.transforms.Transformation;
 
 /**
  * A Kafka Connect single message transform that turns Debezium's change event of an {@code outbox_event} insert into
- * exactly the record Once's own relays publish ({@link OutboxRecords}: the same topic routing, key, value bytes and
+ * exactly the record Once's own relays publish ({@link OutboxCodec}: the same topic routing, key, value bytes and
  * headers, signature included). Debezium's heartbeats go on to their own topic ({@code __debezium-heartbeat.<topic.prefix>}),
  * as a key and no value: Connect stores the offsets of the records it sends, not of those a transform drops, and
  * Debezium moves the replication slot only to stored offsets, so without them a quiet outbox would hold the slot, and
@@ -130,7 +130,7 @@ public final class OnceOutboxTransform<R extends ConnectRecord<R>> implements Tr
         if (message == null) {
             return null; // updates, deletes, logical messages: nothing to publish
         }
-        ProducerRecord<String, byte[]> published = OutboxRecords.toRecord(message, router, signing);
+        ProducerRecord<String, byte[]> published = OutboxCodec.write(message, router.topicFor(message), signing);
         ConnectHeaders headers = new ConnectHeaders();
         for (Header header : published.headers()) {
             headers.addBytes(header.key(), header.value());

@@ -2,7 +2,7 @@ package dev.once.connect;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.once.idempotency.OnceMigrations;
-import dev.once.outbox.SlotWatermarks;
+import dev.once.spi.SlotWatermarks;
 import dev.once.relay.KafkaTransport;
 import dev.once.relay.OutboxRelay;
 import dev.once.relay.RelayListener;

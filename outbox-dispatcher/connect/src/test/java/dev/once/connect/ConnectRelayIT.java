@@ -11,7 +11,7 @@ import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.HandlerClaimStore;
 import dev.once.outbox.OutboxEvent;
 import dev.once.outbox.OutboxWriter;
-import dev.once.outbox.SlotWatermarks;
+import dev.once.spi.SlotWatermarks;
 import dev.once.relay.EventTransport;
 import dev.once.relay.KafkaTransport;
 import dev.once.relay.OutboxRelay;

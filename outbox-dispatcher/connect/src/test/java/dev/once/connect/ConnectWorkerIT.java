@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.once.idempotency.OnceMigrations;
-import dev.once.outbox.SlotWatermarks;
+import dev.once.spi.SlotWatermarks;
 import dev.once.test.ReplicationCleanup;
 import dev.once.test.TestDatabase;
 import dev.once.test.TestKafka;

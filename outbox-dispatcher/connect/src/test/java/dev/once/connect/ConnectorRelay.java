@@ -2,7 +2,7 @@ package dev.once.connect;
 
 import static org.awaitility.Awaitility.await;
 
-import dev.once.outbox.SlotWatermarks;
+import dev.once.spi.SlotWatermarks;
 import dev.once.relay.OutboxRelay;
 import dev.once.test.PostgresServer;
 import dev.once.test.ReplicationCleanup;

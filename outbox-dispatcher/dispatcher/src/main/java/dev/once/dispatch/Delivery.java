@@ -5,6 +5,9 @@ import dev.once.idempotency.IdempotencyScope;
 import dev.once.idempotency.InvalidScopeException;
 import dev.once.idempotency.RequestBodyException;
 import dev.once.idempotency.RequestFingerprint;
+import dev.once.wire.MalformedRecordException;
+import dev.once.wire.OutboxCodec;
+import dev.once.wire.OutboxMessage;
 import dev.once.wire.RecordSigning;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -15,13 +18,13 @@ import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
- * One record as the dispatcher handles it, worked out once: its envelope and the claim of each handler registered for
+ * One record as the dispatcher handles it, worked out once: its message and the claim of each handler registered for
  * its event type and version; or why it can never be handled ({@link #poison}); or that no handler takes it and what
  * the {@link UnhandledPolicy} says to do ({@link #unhandled}: skip or hold; dead-letter makes it poison).
  *
  * @param index the record's position in its poll
  */
-record Delivery(int index, ConsumerRecord<String, byte[]> record, Envelope envelope, List<Claim> claims,
+record Delivery(int index, ConsumerRecord<String, byte[]> record, OutboxMessage message, List<Claim> claims,
                 PoisonEventException poison, Unhandled unhandled) {
 
     /** Why no handler takes an event ({@link #FOREIGN_TYPE} or {@link #UNKNOWN_VERSION}), and what is done. */
@@ -56,7 +59,9 @@ record Delivery(int index, ConsumerRecord<String, byte[]> record, Envelope envel
         }
 
         HandledEvent event() {
-            return delivery.envelope().toEvent(registration.handlerKey());
+            OutboxMessage m = delivery.message();
+            return new HandledEvent(m.id(), m.tenantId(), m.actorId(), m.eventType(), m.eventVersion(), m.payload(),
+                    m.contentType(), m.headers(), m.id() + ":" + registration.handlerKey());
         }
     }
 
@@ -65,46 +70,47 @@ record Delivery(int index, ConsumerRecord<String, byte[]> record, Envelope envel
         if (!verdict.accepted()) {
             return poison(index, record, null, new SignatureRejectedException(verdict, record));
         }
-        Envelope envelope;
+        OutboxMessage message;
         try {
-            envelope = Envelope.read(record);
-        } catch (PoisonEventException e) {
-            return poison(index, record, null, e);
+            message = OutboxCodec.read(record);
+        } catch (MalformedRecordException e) {
+            return poison(index, record, null, new PoisonEventException(e.getMessage()));
         }
-        List<HandlerRegistration> matching = handlers.byKey().get(envelope.handlersKey());
+        List<HandlerRegistration> matching = handlers.byKey().get(
+                HandlerRegistration.key(message.eventType(), message.eventVersion()));
         if (matching == null) {
-            boolean known = handlers.types().contains(envelope.eventType());
-            UnhandledPolicy.Action action = handlers.policy().decide(record.topic(), envelope.eventType(), known);
+            boolean known = handlers.types().contains(message.eventType());
+            UnhandledPolicy.Action action = handlers.policy().decide(record.topic(), message.eventType(), known);
             if (action == UnhandledPolicy.Action.DEAD_LETTER) {
-                return poison(index, record, envelope, new PoisonEventException(
-                        "No handler for " + envelope.eventType() + " v" + envelope.eventVersion()));
+                return poison(index, record, message, new PoisonEventException(
+                        "No handler for " + message.eventType() + " v" + message.eventVersion()));
             }
-            return new Delivery(index, record, envelope, List.of(), null,
+            return new Delivery(index, record, message, List.of(), null,
                     new Unhandled(known ? Unhandled.UNKNOWN_VERSION : Unhandled.FOREIGN_TYPE, action));
         }
         List<Claim> claims = new ArrayList<>(matching.size());
-        Delivery delivery = new Delivery(index, record, envelope, claims, null, null);
+        Delivery delivery = new Delivery(index, record, message, claims, null, null);
         try {
             // canonicalised once, hashed under each handler's route
-            RequestFingerprint.Payload payload = RequestFingerprint.payload(envelope.contentType(), envelope.payload());
+            RequestFingerprint.Payload payload = RequestFingerprint.payload(message.contentType(), message.payload());
             for (HandlerRegistration registration : matching) {
-                IdempotencyScope scope = IdempotencyScope.of(envelope.tenantId(), envelope.actorId(),
-                        registration.route(), envelope.eventId().toString());
+                IdempotencyScope scope = IdempotencyScope.of(message.tenantId(), message.actorId(),
+                        registration.route(), message.id().toString());
                 claims.add(new Claim(delivery, registration, scope, payload.under(registration.route())));
             }
         } catch (InvalidScopeException | IdempotencyKeyException e) {
-            return poison(index, record, envelope, new PoisonEventException("Headers cannot scope a claim: "
+            return poison(index, record, message, new PoisonEventException("Headers cannot scope a claim: "
                     + e.getMessage()));
         } catch (RequestBodyException e) {
-            return poison(index, record, envelope, new PoisonEventException(
+            return poison(index, record, message, new PoisonEventException(
                     "Payload is not JSON as its content-type says (" + e.problem().code() + "): " + e.getMessage()));
         }
         return delivery;
     }
 
-    private static Delivery poison(int index, ConsumerRecord<String, byte[]> record, Envelope envelope,
+    private static Delivery poison(int index, ConsumerRecord<String, byte[]> record, OutboxMessage message,
                                    PoisonEventException poison) {
-        return new Delivery(index, record, envelope, List.of(), poison, null);
+        return new Delivery(index, record, message, List.of(), poison, null);
     }
 
     /** Whether the policy says to hold this unhandled event. */

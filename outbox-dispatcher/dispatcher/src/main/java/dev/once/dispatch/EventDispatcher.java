@@ -154,7 +154,7 @@ public final class EventDispatcher {
                 return new TransactionalHandling.Failure(delivery, delivery.poison());
             }
             if (delivery.skipped()) {
-                listener.unhandled(delivery.envelope().eventType(), delivery.unhandled().reason(), "skipped");
+                listener.unhandled(delivery.message().eventType(), delivery.unhandled().reason(), "skipped");
                 i++;
                 continue;
             }
@@ -163,7 +163,7 @@ public final class EventDispatcher {
             if (behind || delivery.held()) {
                 if (parking == null) {
                     return new TransactionalHandling.Failure(delivery, new PoisonEventException("No handler for "
-                            + delivery.envelope().eventType() + " v" + delivery.envelope().eventVersion()
+                            + delivery.message().eventType() + " v" + delivery.message().eventVersion()
                             + ", and holding it needs parking (once.dispatcher.parking.enabled)"));
                 }
                 RuntimeException failed = park(parking, parked, delivery, null);
@@ -171,7 +171,7 @@ public final class EventDispatcher {
                     return new TransactionalHandling.Failure(delivery, failed);
                 }
                 if (!behind) {
-                    listener.unhandled(delivery.envelope().eventType(), delivery.unhandled().reason(), "held");
+                    listener.unhandled(delivery.message().eventType(), delivery.unhandled().reason(), "held");
                 }
                 i++;
                 continue;

@@ -10,6 +10,8 @@ import java.util.UUID;
  * @param payload the record's value: the payload's bytes exactly as the application appended them (not copied: do
  *        not change them)
  * @param contentType the payload's media type, from the record's {@code content-type} header
+ * @param headers the headers the event was appended with (its trace context among them), in their order: the record's
+ *        headers without the envelope's ({@link dev.once.wire.WireFormat#ENVELOPE}), whose values are the fields here
  * @param derivedKey {@code <event_id>:<handler_key>}: stable across redeliveries; pass it to other services as their
  *        idempotency key
  */

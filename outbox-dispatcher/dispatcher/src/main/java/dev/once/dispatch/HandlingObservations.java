@@ -40,7 +40,7 @@ final class HandlingObservations {
         context.setRemoteServiceName("kafka");
         return Observation.createNotStarted(EventDispatcher.OBSERVATION, () -> context, registry)
                 .lowCardinalityKeyValue("handler", claim.handlerKey())
-                .highCardinalityKeyValue("once.event.id", claim.delivery().envelope().eventId().toString())
+                .highCardinalityKeyValue("once.event.id", claim.delivery().message().id().toString())
                 .highCardinalityKeyValue("messaging.destination.name", claim.delivery().record().topic())
                 .start();
     }

@@ -1,6 +1,6 @@
 package dev.once.dispatch;
 
-import dev.once.internal.TransientFailures;
+import dev.once.spi.TransientFailures;
 import dev.once.wire.WireFormat;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;

@@ -1,8 +1,8 @@
 package dev.once.dispatch;
 
-import dev.once.internal.TransientFailures;
-import dev.once.loop.RateLimitedLog;
-import dev.once.loop.Rounds;
+import dev.once.spi.RateLimitedLog;
+import dev.once.spi.Rounds;
+import dev.once.spi.TransientFailures;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.function.BiConsumer;

@@ -1,5 +1,6 @@
 package dev.once.dispatch;
 
+import dev.once.wire.OutboxMessage;
 import java.sql.Array;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -16,8 +17,8 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.record.TimestampType;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
-import org.springframework.jdbc.support.SqlArrayValue;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.support.SqlArrayValue;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -231,7 +232,7 @@ final class ParkingLot {
         Duration delay = failure == null ? Duration.ZERO : policy.delay(1);
         Duration window = policy.window();
         ConsumerRecord<String, byte[]> record = delivery.record();
-        Envelope envelope = delivery.envelope();
+        OutboxMessage message = delivery.message();
         List<String> names = new ArrayList<>();
         List<byte[]> values = new ArrayList<>();
         for (Header header : record.headers()) {
@@ -245,10 +246,10 @@ final class ParkingLot {
                 .addValue("headerNames", new SqlArrayValue("text", names.toArray()))
                 .addValue("headerValues", new SqlArrayValue("bytea", (Object[]) values.toArray(new byte[0][])))
                 .addValue("payload", record.value())
-                .addValue("eventId", envelope == null ? null : envelope.eventId().toString())
-                .addValue("eventType", envelope == null ? null : envelope.eventType())
-                .addValue("eventVersion", envelope == null ? null : envelope.eventVersion())
-                .addValue("tenantId", envelope == null ? null : envelope.tenantId())
+                .addValue("eventId", message == null ? null : message.id().toString())
+                .addValue("eventType", message == null ? null : message.eventType())
+                .addValue("eventVersion", message == null ? null : message.eventVersion())
+                .addValue("tenantId", message == null ? null : message.tenantId())
                 .addValue("reason", reason)
                 .addValue("delayMs", delay.toMillis()).addValue("windowMs", window.toMillis());
         failure(p, failure);

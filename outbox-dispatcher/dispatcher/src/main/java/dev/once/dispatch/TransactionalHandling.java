@@ -4,7 +4,7 @@ import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.ClaimResult;
 import dev.once.idempotency.ClaimToken;
 import dev.once.idempotency.HandlerClaimStore;
-import dev.once.internal.TransientFailures;
+import dev.once.spi.TransientFailures;
 import io.micrometer.observation.Observation;
 import java.time.Duration;
 import java.util.ArrayList;

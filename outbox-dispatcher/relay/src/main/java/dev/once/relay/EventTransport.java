@@ -1,8 +1,14 @@
 package dev.once.relay;
 
+import dev.once.wire.OutboxMessage;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import org.slf4j.LoggerFactory;
 
 /**
  * Where relayed messages go: Kafka in production ({@link KafkaTransport}), behind this one-method interface so that
@@ -37,5 +43,26 @@ public interface EventTransport extends AutoCloseable {
 
     /** The outcome of one {@link #send}. */
     record Delivery(List<UUID> acknowledged, Map<UUID, String> refused) {
+
+        /**
+         * Reports to {@code listener} what Kafka did with {@code sent}: the events published, the commit-to-ack
+         * latency of each that knows its commit time (up to {@code acknowledgedAt}, when the send returned), and the
+         * events parked, which it also logs.
+         */
+        public void report(List<OutboxMessage> sent, Instant acknowledgedAt, RelayListener listener) {
+            Set<UUID> acked = new HashSet<>(acknowledged);
+            for (OutboxMessage m : sent) {
+                if (m.committedAt() != null && acked.contains(m.id())) {
+                    listener.latency(Duration.between(m.committedAt(), acknowledgedAt));
+                }
+            }
+            if (!acknowledged.isEmpty()) {
+                listener.published(acknowledged.size());
+            }
+            refused.forEach((id, reason) -> {
+                LoggerFactory.getLogger(EventTransport.class).warn("Outbox event {} parked: {}", id, reason);
+                listener.parked(reason);
+            });
+        }
     }
 }

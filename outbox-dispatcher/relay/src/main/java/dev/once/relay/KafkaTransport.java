@@ -1,5 +1,7 @@
 package dev.once.relay;
 
+import dev.once.wire.OutboxCodec;
+import dev.once.wire.OutboxMessage;
 import dev.once.wire.RecordSigning;
 import dev.once.wire.WireFormat;
 import io.micrometer.observation.Observation;
@@ -164,7 +166,7 @@ public final class KafkaTransport implements EventTransport {
                 if (blocked.contains(message.aggregate())) {
                     continue; // an earlier event of this aggregate was refused: keep its order, send nothing after it
                 }
-                ProducerRecord<String, byte[]> record = OutboxRecords.toRecord(message, router, signing);
+                ProducerRecord<String, byte[]> record = OutboxCodec.write(message, router.topicFor(message), signing);
                 topics.add(record.topic());
                 publishing.start(message, record.topic());
                 Future<RecordMetadata> future = sendOne(producer, record);

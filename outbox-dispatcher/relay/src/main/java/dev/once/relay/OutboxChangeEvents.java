@@ -1,5 +1,6 @@
 package dev.once.relay;
 
+import dev.once.wire.OutboxMessage;
 import java.time.Instant;
 import java.util.UUID;
 import org.apache.kafka.connect.data.Struct;

@@ -1,9 +1,10 @@
 package dev.once.relay;
 
-import dev.once.loop.Backoff;
-import dev.once.loop.RateLimitedLog;
-import dev.once.loop.Waiter;
-import dev.once.relay.internal.OutboxLedger;
+import dev.once.spi.Backoff;
+import dev.once.spi.OutboxLedger;
+import dev.once.spi.RateLimitedLog;
+import dev.once.spi.Waiter;
+import dev.once.wire.OutboxMessage;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -120,7 +121,7 @@ public final class PollingRelay implements OutboxRelay {
         this.transport = transport;
         this.options = options;
         this.listener = listener;
-        this.ledger = new OutboxLedger(jdbc, options);
+        this.ledger = new OutboxLedger(jdbc, options.retention());
         this.problems = new RateLimitedLog(log, "Polling relay " + name);
     }
 
@@ -163,7 +164,10 @@ public final class PollingRelay implements OutboxRelay {
                 return 0;
             }
             EventTransport.Delivery delivery = transport.send(batch);
-            ledger.record(batch, delivery, Instant.now(), listener);
+            Instant acknowledgedAt = Instant.now();
+            ledger.settle(delivery.acknowledged());
+            ledger.park(delivery.refused());
+            delivery.report(batch, acknowledgedAt, listener);
             return batch.size();
         });
         return taken == null ? 0 : taken;

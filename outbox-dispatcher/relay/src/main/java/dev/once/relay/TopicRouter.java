@@ -1,5 +1,6 @@
 package dev.once.relay;
 
+import dev.once.wire.OutboxMessage;
 import dev.once.wire.WireFormat;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;

@@ -1,5 +1,6 @@
 package dev.once.relay;
 
+import dev.once.wire.OutboxMessage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,6 +1,7 @@
 package dev.once.wire;
 
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * The contract between Once's relays and whatever consumes their records, in one place: every relay writes records
@@ -35,6 +36,8 @@ public final class WireFormat {
     public static final String EVENT_VERSION = "event_version";
     /** The payload's media type. */
     public static final String CONTENT_TYPE = "content-type";
+    /** The media type of a record without {@link #CONTENT_TYPE}: relays before that header wrote JSON only. */
+    public static final String DEFAULT_CONTENT_TYPE = dev.once.outbox.OutboxEvent.JSON_CONTENT_TYPE;
     /** The type of the aggregate the event belongs to; the record key is the aggregate's id. */
     public static final String AGGREGATE_TYPE = "aggregate_type";
     /**
@@ -78,6 +81,13 @@ public final class WireFormat {
     public static final String DLT_HANDLER = "once-dlt-handler";
     /** On a dead letter: how many deliveries were tried. */
     public static final String DLT_ATTEMPTS = "once-dlt-attempts";
+
+    /**
+     * The headers of the envelope, which a relay or a dead-letter topic adds and the event's own headers (appended with
+     * it) are not: the {@link #SIGNED_HEADERS}, {@link #FORMAT}, the signature's and a dead letter's.
+     */
+    public static final List<String> ENVELOPE = Stream.of(SIGNED_HEADERS, List.of(FORMAT, SIGNATURE, SIGNATURE_KEY),
+            List.of(DLT_REASON, DLT_HANDLER, DLT_ATTEMPTS)).flatMap(List::stream).toList();
 
     private WireFormat() {
     }

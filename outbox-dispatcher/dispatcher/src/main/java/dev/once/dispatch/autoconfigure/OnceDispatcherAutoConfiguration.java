@@ -1,17 +1,17 @@
 package dev.once.dispatch.autoconfigure;
 
 import dev.once.OnceConfigurationException;
+import dev.once.autoconfigure.OnceSchema;
 import dev.once.autoconfigure.OnceStoreAutoConfiguration;
 import dev.once.dispatch.DispatchListener;
 import dev.once.dispatch.EventDispatcher;
 import dev.once.dispatch.HandlerRegistration;
 import dev.once.dispatch.KafkaEventDispatcher;
 import dev.once.dispatch.Parking;
-import dev.once.autoconfigure.OnceSchema;
 import dev.once.idempotency.ClaimPartitions;
 import dev.once.idempotency.HandlerClaimStore;
 import dev.once.retention.RetentionRule;
-import dev.once.internal.RunningLifecycle;
+import dev.once.spi.RunningLifecycle;
 import dev.once.wire.RecordSigning;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;

@@ -1,16 +1,16 @@
 package dev.once.relay.cdc;
 
-import dev.once.loop.Backoff;
-import dev.once.loop.RateLimitedLog;
-import dev.once.loop.Waiter;
 import dev.once.relay.EventTransport;
 import dev.once.relay.OutboxChangeEvents;
-import dev.once.relay.OutboxMessage;
+import dev.once.wire.OutboxMessage;
 import dev.once.relay.OutboxRelay.RelayState;
 import dev.once.relay.RelayListener;
 import dev.once.relay.RelayOptions;
 import dev.once.relay.TransportUnavailableException;
-import dev.once.relay.internal.OutboxLedger;
+import dev.once.spi.Backoff;
+import dev.once.spi.OutboxLedger;
+import dev.once.spi.RateLimitedLog;
+import dev.once.spi.Waiter;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import java.time.Duration;
@@ -36,7 +36,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * One engine batch at a time, on the engine's thread: its outbox events are published, what Kafka refused is parked
  * with the events of its aggregate behind it, and only then may the engine's offsets move past the batch. That is all
  * a batch writes: the rows of published events leave the outbox once the replication slot has confirmed them
- * ({@link dev.once.outbox.SlotWatermarks}), which it does only after these offsets are stored. While Kafka is
+ * ({@link dev.once.spi.SlotWatermarks}), which it does only after these offsets are stored. While Kafka is
  * unavailable the batch is retried, backing off, and the offsets stay put; a crash sends the batch again.
  */
 final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> {
@@ -70,7 +70,7 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
         this.options = options;
         this.listener = listener;
         this.tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
-        this.ledger = new OutboxLedger(new JdbcTemplate(dataSource), options);
+        this.ledger = new OutboxLedger(new JdbcTemplate(dataSource), options.retention());
         this.stopping = stopping;
         this.states = states;
         this.leading = leading;
@@ -112,7 +112,7 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
         if (!parking.isEmpty()) {
             park(parking);
         }
-        OutboxLedger.report(messages, delivery, acknowledgedAt, listener);
+        delivery.report(messages, acknowledgedAt, listener);
     }
 
     /** Sends until Kafka answers, backing off while it is unavailable; gives up when the relay steps down. */

@@ -1,7 +1,7 @@
 package dev.once.relay.cdc;
 
 import dev.once.OnceConfigurationException;
-import dev.once.outbox.SlotWatermarks;
+import dev.once.spi.SlotWatermarks;
 import dev.once.relay.EventTransport;
 import dev.once.relay.OutboxRelay;
 import dev.once.relay.RelayListener;

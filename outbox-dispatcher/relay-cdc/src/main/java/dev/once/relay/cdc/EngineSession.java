@@ -1,7 +1,6 @@
 package dev.once.relay.cdc;
 
 import dev.once.OnceException;
-import dev.once.loop.Waiter;
 import dev.once.outbox.OutboxOperations;
 import dev.once.relay.EventTransport;
 import dev.once.relay.OutboxRelay.RelayState;
@@ -9,6 +8,7 @@ import dev.once.relay.RelayListener;
 import dev.once.relay.RelayOptions;
 import dev.once.relay.cdc.internal.EngineProperties;
 import dev.once.relay.cdc.internal.JdbcOffsetBackingStore;
+import dev.once.spi.Waiter;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import io.debezium.engine.format.ChangeEventFormat;

@@ -1,15 +1,15 @@
 package dev.once.relay.cdc;
 
 import dev.once.OnceConfigurationException;
-import dev.once.internal.TransientFailures;
-import dev.once.loop.Backoff;
-import dev.once.loop.RateLimitedLog;
-import dev.once.loop.Waiter;
 import dev.once.relay.EventTransport;
 import dev.once.relay.OutboxRelay.RelayState;
 import dev.once.relay.RelayListener;
 import dev.once.relay.RelayOptions;
 import dev.once.relay.cdc.internal.PostgresCoordinates;
+import dev.once.spi.Backoff;
+import dev.once.spi.RateLimitedLog;
+import dev.once.spi.TransientFailures;
+import dev.once.spi.Waiter;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;

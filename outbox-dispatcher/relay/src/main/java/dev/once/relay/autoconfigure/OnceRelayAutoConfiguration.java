@@ -1,7 +1,6 @@
 package dev.once.relay.autoconfigure;
 
 import dev.once.OnceConfigurationException;
-import dev.once.internal.RunningLifecycle;
 import dev.once.outbox.OutboxOperations;
 import dev.once.relay.EventTransport;
 import dev.once.relay.KafkaTransport;
@@ -10,6 +9,7 @@ import dev.once.relay.PollingRelay;
 import dev.once.relay.RelayListener;
 import dev.once.relay.TopicRouter;
 import dev.once.retention.RetentionRule;
+import dev.once.spi.RunningLifecycle;
 import dev.once.wire.RecordSigning;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;

@@ -10,7 +10,7 @@ import dev.once.autoconfigure.OnceSlotAutoConfiguration;
 import dev.once.autoconfigure.OnceStoreAutoConfiguration;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.outbox.OutboxOperations;
-import dev.once.outbox.SlotWatermarks;
+import dev.once.spi.SlotWatermarks;
 import dev.once.relay.EventTransport;
 import dev.once.relay.OutboxRelay;
 import dev.once.relay.PollingRelay;

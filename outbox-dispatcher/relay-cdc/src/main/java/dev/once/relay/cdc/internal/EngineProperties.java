@@ -81,7 +81,7 @@ public final class EngineProperties {
         p.setProperty("heartbeat.action.query", HEARTBEAT_QUERY);
         p.setProperty("message.prefix.exclude.list", HEARTBEAT_PREFIX);
         // The slot moves only to offsets Debezium stored, never to a keepalive's position on the driver's own: the
-        // watermarks take a confirmed position for published (dev.once.outbox.SlotWatermarks).
+        // watermarks take a confirmed position for published (dev.once.spi.SlotWatermarks).
         p.setProperty("lsn.flush.mode", LSN_FLUSH_MODE);
         p.setProperty("tombstones.on.delete", "false");
         p.setProperty("max.batch.size", Integer.toString(batchSize(options)));

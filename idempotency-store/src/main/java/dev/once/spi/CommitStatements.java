@@ -1,6 +1,7 @@
-package dev.once.internal;
+package dev.once.spi;
 
 import dev.once.OnceDataSource;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -24,6 +25,15 @@ public final class CommitStatements {
     }
 
     private CommitStatements() {
+    }
+
+    /**
+     * {@code connection} as an {@link OnceDataSource} hands it out: statements {@link #defer deferred} on it are sent
+     * with its {@code COMMIT}, in the same round trip.
+     */
+    public static Connection pipelined(Connection connection) {
+        return (Connection) Proxy.newProxyInstance(CommitStatements.class.getClassLoader(),
+                new Class<?>[] {Connection.class}, new PipelinedConnection(connection));
     }
 
     /** Whether {@link #defer(Connection, String, Binder)} would defer on this connection. */

@@ -1,6 +1,5 @@
-package dev.once.console.autoconfigure;
+package dev.once.console;
 
-import dev.once.console.Console;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 

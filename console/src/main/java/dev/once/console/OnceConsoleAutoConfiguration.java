@@ -1,12 +1,8 @@
-package dev.once.console.autoconfigure;
+package dev.once.console;
 
 import dev.once.OnceConfigurationException;
 import dev.once.autoconfigure.OnceSchema;
 import dev.once.idempotency.ClaimPartitions;
-import dev.once.console.ConsoleController;
-import dev.once.console.ConsolePages;
-import dev.once.console.MeterHistory;
-import dev.once.console.Overview;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import javax.sql.DataSource;

@@ -1,9 +1,10 @@
-package dev.once.outbox;
+package dev.once.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.once.idempotency.OnceMigrations;
+import dev.once.outbox.OutboxOperations;
 import dev.once.test.TestDatabase;
 import java.nio.ByteBuffer;
 import java.sql.Connection;

@@ -1,4 +1,4 @@
-package dev.once.internal;
+package dev.once.spi;
 
 import org.springframework.context.SmartLifecycle;
 

@@ -1,4 +1,4 @@
-package dev.once.internal;
+package dev.once.spi;
 
 import java.sql.SQLException;
 import java.sql.SQLRecoverableException;

@@ -1,9 +1,8 @@
-package dev.once.relay;
+package dev.once.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.once.idempotency.OnceMigrations;
-import dev.once.relay.internal.OutboxLedger;
 import dev.once.test.TestDatabase;
 import java.time.Duration;
 import java.util.List;
@@ -39,7 +38,7 @@ class OutboxLedgerIT {
     void settling_deletes_the_published_rows_and_reports_the_ones_it_did_not_find() {
         UUID visible = insert();
         UUID gone = UUID.randomUUID();
-        OutboxLedger ledger = new OutboxLedger(jdbc, RelayOptions.ofDefaults());
+        OutboxLedger ledger = new OutboxLedger(jdbc, Duration.ZERO);
 
         assertThat(ledger.settle(List.of(visible, gone))).containsExactly(gone);
         assertThat(pending()).isZero();
@@ -49,7 +48,7 @@ class OutboxLedgerIT {
     void a_row_is_parked_once_with_the_reason_it_was_parked_for_first_and_a_row_not_found_is_reported() {
         UUID refused = insert();
         UUID notYetVisible = UUID.randomUUID();
-        OutboxLedger ledger = new OutboxLedger(jdbc, RelayOptions.ofDefaults());
+        OutboxLedger ledger = new OutboxLedger(jdbc, Duration.ZERO);
 
         assertThat(ledger.park(Map.of(refused, "RecordTooLargeException", notYetVisible, OutboxLedger.behind("order/o-1"))))
                 .containsExactly(notYetVisible);
@@ -61,7 +60,7 @@ class OutboxLedgerIT {
     @Test
     void with_a_retention_period_settling_marks_the_rows_published() {
         UUID id = insert();
-        OutboxLedger ledger = new OutboxLedger(jdbc, RelayOptions.ofDefaults().withRetention(Duration.ofDays(7)));
+        OutboxLedger ledger = new OutboxLedger(jdbc, Duration.ofDays(7));
 
         assertThat(ledger.settle(List.of(id))).isEmpty();
         assertThat(jdbc.queryForObject("SELECT published_at IS NOT NULL FROM outbox_event WHERE id = ?", Boolean.class, id))

@@ -1,4 +1,4 @@
-package dev.once.relay;
+package dev.once.wire;
 
 import java.util.LinkedHashMap;
 import java.util.Map;

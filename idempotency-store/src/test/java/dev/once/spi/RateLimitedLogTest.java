@@ -1,4 +1,4 @@
-package dev.once.loop;
+package dev.once.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -20,7 +20,7 @@ class RateLimitedLogTest {
     static final Duration WINDOW = Duration.ofMillis(300);
     static final Duration RETRY = Duration.ofSeconds(4);
 
-    final Logger logger = (Logger) LoggerFactory.getLogger("dev.once.loop.RateLimitedLogTest");
+    final Logger logger = (Logger) LoggerFactory.getLogger("dev.once.spi.RateLimitedLogTest");
     final ListAppender<ILoggingEvent> logged = new ListAppender<>();
     final RateLimitedLog problems = new RateLimitedLog(logger, "CDC relay cdc", WINDOW);
 

@@ -1,4 +1,4 @@
-package dev.once.internal;
+package dev.once.spi;
 
 import dev.once.outbox.OutboxEvent;
 import java.util.UUID;

@@ -1,8 +1,6 @@
-package dev.once.outbox;
+package dev.once.spi;
 
-import dev.once.internal.TransientFailures;
-import dev.once.loop.RateLimitedLog;
-import dev.once.loop.Rounds;
+import dev.once.outbox.OutboxOperations;
 import java.time.Duration;
 import java.util.List;
 import javax.sql.DataSource;

@@ -1,4 +1,4 @@
-package dev.once.internal;
+package dev.once.spi;
 
 import dev.once.OnceDataSource;
 import java.lang.reflect.InvocationHandler;
@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * so the driver's own {@code commit()} that follows sends nothing; the pool still sees its usual commit call.
  * Confined to the thread using the connection, as connections are.
  */
-public final class PipelinedConnection implements InvocationHandler {
+final class PipelinedConnection implements InvocationHandler {
 
     private static final Logger log = LoggerFactory.getLogger(PipelinedConnection.class);
 
@@ -34,7 +34,7 @@ public final class PipelinedConnection implements InvocationHandler {
     /** How many statements were deferred when each live savepoint was set. */
     private final Map<Savepoint, Integer> savepoints = new IdentityHashMap<>();
 
-    public PipelinedConnection(Connection target) {
+    PipelinedConnection(Connection target) {
         this.target = target;
     }
 

@@ -1,4 +1,4 @@
-package dev.once.console.autoconfigure;
+package dev.once.console;
 
 import dev.once.OnceConfigurationException;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;

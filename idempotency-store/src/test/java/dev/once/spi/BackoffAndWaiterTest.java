@@ -1,4 +1,4 @@
-package dev.once.loop;
+package dev.once.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
