@@ -11,8 +11,6 @@ import dev.once.guard.web.ReactiveIdempotentRoutes;
 import dev.once.guard.web.ReactivePrincipalResolver;
 import dev.once.guard.web.IdempotentRoutes;
 import dev.once.guard.web.RequestBodyCapture;
-import dev.once.guard.web.SecurityPrincipalResolver;
-import dev.once.guard.web.ServletPrincipalResolver;
 import dev.once.guard.web.WebFailureMapper;
 import dev.once.idempotency.IdempotencyStore;
 import dev.once.outbox.OutboxTracing;
@@ -301,13 +299,14 @@ public class OnceIdempotencyAutoConfiguration {
         @ConditionalOnMissingBean(IdempotencyPrincipalResolver.class)
         @ConditionalOnClass(name = "org.springframework.security.core.context.SecurityContextHolder")
         IdempotencyPrincipalResolver onceSecurityPrincipalResolver(OnceIdempotencyProperties properties) {
-            return new SecurityPrincipalResolver(properties.getTenantAuthorityPrefix(), properties.getDefaultTenant());
+            return IdempotencyPrincipalResolver.fromSecurity(properties.getTenantAuthorityPrefix(),
+                    properties.getDefaultTenant());
         }
 
         @Bean
         @ConditionalOnMissingBean(IdempotencyPrincipalResolver.class)
         IdempotencyPrincipalResolver onceServletPrincipalResolver(OnceIdempotencyProperties properties) {
-            return new ServletPrincipalResolver(properties.getDefaultTenant());
+            return IdempotencyPrincipalResolver.fromServletPrincipal(properties.getDefaultTenant());
         }
     }
 }

@@ -17,7 +17,7 @@ public interface ReactivePrincipalResolver {
 
     /**
      * The default: the exchange's principal; with Spring Security its {@code Authentication}, whose tenant is its one
-     * authority that starts with {@code tenantAuthorityPrefix} (as {@link SecurityPrincipalResolver}), else
+     * authority that starts with {@code tenantAuthorityPrefix} (as {@link IdempotencyPrincipalResolver#fromSecurity}), else
      * {@code defaultTenant}; without it, the principal's name in {@code defaultTenant}.
      */
     static ReactivePrincipalResolver of(String tenantAuthorityPrefix, String defaultTenant) {

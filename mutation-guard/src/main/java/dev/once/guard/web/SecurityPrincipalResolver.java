@@ -13,12 +13,12 @@ import org.springframework.security.core.context.SecurityContextHolder;
  * configured default tenant (empty refuses users without a tenant). A user with several tenant authorities is
  * refused, never scoped by chance. Anonymous requests have no principal.
  */
-public final class SecurityPrincipalResolver implements IdempotencyPrincipalResolver {
+final class SecurityPrincipalResolver implements IdempotencyPrincipalResolver {
 
     private final String tenantAuthorityPrefix;
     private final String defaultTenant;
 
-    public SecurityPrincipalResolver(String tenantAuthorityPrefix, String defaultTenant) {
+    SecurityPrincipalResolver(String tenantAuthorityPrefix, String defaultTenant) {
         this.tenantAuthorityPrefix = tenantAuthorityPrefix;
         this.defaultTenant = defaultTenant;
     }

@@ -8,11 +8,11 @@ import java.util.Optional;
  * The user is the servlet request's authenticated principal ({@link HttpServletRequest#getUserPrincipal()}); every
  * user belongs to one configured tenant. Used when Spring Security is absent.
  */
-public final class ServletPrincipalResolver implements IdempotencyPrincipalResolver {
+final class ServletPrincipalResolver implements IdempotencyPrincipalResolver {
 
     private final String tenantId;
 
-    public ServletPrincipalResolver(String tenantId) {
+    ServletPrincipalResolver(String tenantId) {
         this.tenantId = tenantId;
     }
 
