@@ -253,4 +253,96 @@ class HandlerClaimStoreIT {
 
         assertThat(claimCompleted(store, WEEK, event)).containsExactly(true);
     }
+
+    /**
+     * A batch's claims meet the key one by one ({@code ON CONFLICT DO NOTHING}): a claim taken before is skipped, the
+     * others are claimed, and the transaction goes on with what it wrote before the claims.
+     */
+    @Test
+    void a_batch_with_a_claim_taken_before_claims_the_others_and_its_transaction_keeps_its_earlier_writes() {
+        HandlerClaimStore store = HandlerClaimStore.create(db.dataSource());
+        jdbc.execute("CREATE TABLE IF NOT EXISTS claim_effect (event_id uuid PRIMARY KEY)");
+        UUID taken = dev.once.outbox.UuidV7.next();
+        UUID first = dev.once.outbox.UuidV7.next();
+        UUID second = dev.once.outbox.UuidV7.next();
+        assertThat(claimCompleted(store, WEEK, taken)).containsExactly(true);
+
+        boolean[] claimed = tx.execute(s -> {
+            jdbc.update("INSERT INTO claim_effect VALUES (?)", first);
+            return store.claimCompleted(List.of(scope(first), scope(taken), scope(second)),
+                    List.of(hash("{}"), hash("{}"), hash("{}")), WEEK);
+        });
+
+        assertThat(claimed).containsExactly(true, false, true);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM claim_effect WHERE event_id = ?", Long.class, first))
+                .as("written before the claims, in their transaction").isOne();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM once_handler_claim WHERE event_id IN (?, ?, ?)", Long.class,
+                first, taken, second)).isEqualTo(3);
+        boolean[] redelivered = tx.execute(s -> store.claimCompleted(List.of(scope(second), scope(second)),
+                List.of(hash("{}"), hash("{}")), WEEK));
+        assertThat(redelivered).as("a redelivery, twice in one batch").containsExactly(false, false);
+    }
+
+    @Test
+    void outside_a_transaction_a_batch_with_a_claim_taken_before_claims_the_others() {
+        HandlerClaimStore store = HandlerClaimStore.create(db.dataSource());
+        UUID taken = dev.once.outbox.UuidV7.next();
+        UUID fresh = dev.once.outbox.UuidV7.next();
+        assertThat(store.claimCompleted(List.of(scope(taken)), List.of(hash("{}")), WEEK)).containsExactly(true);
+
+        assertThat(store.claimCompleted(List.of(scope(taken), scope(fresh)), List.of(hash("{}"), hash("{}")), WEEK))
+                .containsExactly(false, true);
+        assertThat(store.claim(scope(fresh), hash("{}"), WEEK)).isInstanceOf(ClaimResult.Replay.class);
+    }
+
+    /**
+     * Two dispatchers claim the same event at once (a rebalance): the second waits on the key until the first one's
+     * transaction ends, then skips the event if it committed, or claims it if it rolled back.
+     */
+    @Test
+    void a_concurrent_duplicate_waits_on_the_key_then_skips_a_committed_claim_or_takes_a_rolled_back_one()
+            throws Exception {
+        HandlerClaimStore store = HandlerClaimStore.create(db.dataSource());
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            for (boolean commit : new boolean[] {true, false}) {
+                UUID event = dev.once.outbox.UuidV7.next();
+                UUID other = dev.once.outbox.UuidV7.next();
+                java.util.concurrent.CountDownLatch inserted = new java.util.concurrent.CountDownLatch(1);
+                java.util.concurrent.CountDownLatch finish = new java.util.concurrent.CountDownLatch(1);
+                java.util.concurrent.Future<boolean[]> firstClaim = pool.submit(() -> tx.execute(s -> {
+                    boolean[] claimed = store.claimCompleted(List.of(scope(event)), List.of(hash("{}")), WEEK);
+                    inserted.countDown();
+                    try {
+                        finish.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException(e);
+                    }
+                    if (!commit) {
+                        s.setRollbackOnly();
+                    }
+                    return claimed;
+                }));
+                inserted.await();
+                java.util.concurrent.CompletableFuture<Integer> backend = new java.util.concurrent.CompletableFuture<>();
+                java.util.concurrent.Future<boolean[]> duplicate = pool.submit(() -> tx.execute(s -> {
+                    backend.complete(jdbc.queryForObject("SELECT pg_backend_pid()", Integer.class));
+                    return store.claimCompleted(List.of(scope(other), scope(event)), List.of(hash("{}"), hash("{}")), WEEK);
+                }));
+                int pid = backend.get();
+                await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
+                        "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = ?", Boolean.class, pid));
+                finish.countDown();
+
+                assertThat(firstClaim.get()).containsExactly(true);
+                assertThat(duplicate.get()).as(commit ? "the key was taken" : "the key was free again")
+                        .containsExactly(true, !commit);
+                assertThat(jdbc.queryForObject("SELECT count(*) FROM once_handler_claim WHERE event_id IN (?, ?)",
+                        Long.class, event, other)).isEqualTo(2);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
 }
