@@ -1,6 +1,9 @@
 package dev.once.cli;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintWriter;
+import java.util.Properties;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ParseResult;
@@ -11,7 +14,7 @@ import picocli.CommandLine.ParseResult;
  * (unreachable, Once's tables missing, or a statement refused); 70 a bug in core. {@link Failures} prints the one
  * line that says why.
  */
-@Command(name = "core", mixinStandardHelpOptions = true, version = "core (Once) 0.1.0",
+@Command(name = "core", mixinStandardHelpOptions = true, versionProvider = Core.Version.class,
         description = "Operate Once: diagnose and mend idempotency records, watch the outbox.",
         subcommands = {IdempotencyCommands.class, OutboxCommands.class, DispatchCommands.class, AuditCommand.class,
                 SchemaCommands.class})
@@ -25,6 +28,22 @@ public final class Core {
     public static final int UNREACHABLE = 3;
     /** A bug in core itself (EX_SOFTWARE of sysexits.h): never a finding's 1. */
     public static final int BUG = 70;
+
+    /** {@code core --version}: the version of the build, from {@code core.properties}, which Maven fills in. */
+    static final class Version implements CommandLine.IVersionProvider {
+
+        @Override
+        public String[] getVersion() throws IOException {
+            Properties properties = new Properties();
+            try (InputStream in = Core.class.getResourceAsStream("core.properties")) {
+                if (in == null) {
+                    throw new IOException("core.properties is missing from core's classpath");
+                }
+                properties.load(in);
+            }
+            return new String[] {"core (Once) " + properties.getProperty("version")};
+        }
+    }
 
     public static void main(String[] args) {
         System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
