@@ -137,13 +137,17 @@ class ConnectWorkerIT {
                 classpath.add(entry);
             }
         }
-        Path onceConnect;
-        try (var built = Files.list(Path.of("target"))) {
-            onceConnect = built.filter(p -> p.getFileName().toString().matches("once-connect-.*-plugin")
-                    && Files.isDirectory(p)).findFirst().orElseThrow(() -> new IllegalStateException(
-                    "the plugin directory target/once-connect-*-plugin is missing: run the package phase first"))
-                    .resolve("once-connect");
+        // this build's plugin: target may also hold the directory an earlier version's build left there
+        java.util.regex.Matcher version = java.util.regex.Pattern.compile("<parent>.*?<version>([^<]+)</version>",
+                java.util.regex.Pattern.DOTALL).matcher(Files.readString(Path.of("pom.xml")));
+        if (!version.find()) {
+            throw new IllegalStateException("pom.xml names no parent version");
         }
+        Path built = Path.of("target", "once-connect-" + version.group(1) + "-plugin");
+        if (!Files.isDirectory(built)) {
+            throw new IllegalStateException("the plugin directory " + built + " is missing: run the package phase first");
+        }
+        Path onceConnect = built.resolve("once-connect");
         Path properties = dir.resolve("worker.properties");
         String group = "once-worker-" + UUID.randomUUID();
         Files.writeString(properties, String.join("\n",
