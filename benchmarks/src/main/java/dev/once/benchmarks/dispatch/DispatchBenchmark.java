@@ -99,10 +99,8 @@ public final class DispatchBenchmark {
                     (BatchMessageListener<String, byte[]>) records -> tx.executeWithoutResult(s -> records.forEach(r ->
                             jdbc.update("INSERT INTO effect VALUES ('per-event', ?)", eventId(r))))));
             // what a careful team writes without Once: one transaction per poll, one multi-row insert, no claims
-            double batched = heapOnly ? Double.NaN : timed(jdbc, "batched", events, () -> plainListener(bootstrap, topic,
-                    (BatchMessageListener<String, byte[]>) records -> tx.executeWithoutResult(s -> jdbc.batchUpdate(
-                            "INSERT INTO effect VALUES ('batched', ?)", records.stream()
-                                    .map(r -> new Object[] {eventId(r)}).toList()))));
+            double batchedFirst = heapOnly ? Double.NaN : timed(jdbc, "batched", events,
+                    () -> handBatched(tx, jdbc, bootstrap, topic, "batched"));
             IdempotencyStore store = IdempotencyStore.create(ds);
             dev.once.idempotency.HandlerClaimStore claims = dev.once.idempotency.HandlerClaimStore.create(ds);
             // ABBA: off, require, require, off, so that warm-up and drift weigh on both variants alike
@@ -148,6 +146,10 @@ public final class DispatchBenchmark {
                                 ObservationRegistry.NOOP));
                 System.out.printf(Locale.ROOT, "  %-10s %8.0f events/s%n", variant, batchRuns[i]);
             }
+            // the hand-batched listener once more, after the batch handler as it ran once before the dispatcher: its
+            // mean is the baseline, so that the time between them weighs on both alike
+            double batched = heapOnly ? Double.NaN : (batchedFirst + timed(jdbc, "batched-2", events,
+                    () -> handBatched(tx, jdbc, bootstrap, topic, "batched-2"))) / 2;
             // the floor of the design: the dispatcher's claim statements made directly by a plain batch listener, in one
             // transaction per poll, with the effects as one JDBC batch (a batch handler's) or one insert per event (a
             // per-event handler's); claims written once, inserted completed (today's), or twice, inserted in progress
@@ -178,8 +180,9 @@ public final class DispatchBenchmark {
             System.out.printf(Locale.ROOT, "%-50s %10.1f us per record (%.1f %% of a record's time at the unsigned rate)%n",
                     "signature check alone, one thread", verifyMicros, verifyMicros * once / 1e4);
             System.out.printf(Locale.ROOT, "%-50s %10.0f events/s%n", "plain spring-kafka listener", plain);
-            System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  ratio %.2fx%n", "plain batch listener, one tx per poll",
-                    batched, batched / plain);
+            System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  ratio %.2fx (mean of %.0f first and %.0f last)%n",
+                    "plain batch listener, one tx per poll", batched, batched / plain, batchedFirst,
+                    2 * batched - batchedFirst);
             System.out.printf(Locale.ROOT, "%-50s %10.0f events/s  ratio %.2fx%n", "plain batch listener, one insert per event",
                     perEvent, perEvent / plain);
             System.out.printf(Locale.ROOT, "%-50s %10.2fx of the batch listener, %.2fx of one insert per event%n",
@@ -330,6 +333,14 @@ public final class DispatchBenchmark {
         };
     }
 
+    /** What a careful team writes without Once: one transaction per poll, one multi-row insert, no claims. */
+    private static Runnable handBatched(TransactionTemplate tx, JdbcTemplate jdbc, String bootstrap, String topic,
+                                        String variant) {
+        return plainListener(bootstrap, topic, (BatchMessageListener<String, byte[]>) records -> tx.executeWithoutResult(
+                s -> jdbc.batchUpdate("INSERT INTO effect VALUES (?, ?)", records.stream()
+                        .map(r -> new Object[] {variant, eventId(r)}).toList())));
+    }
+
     /** The keys parked for good in the heap run, so every poll's look-up meets a populated table. */
     private static final int PARKED_KEYS = 1_000;
 
@@ -426,6 +437,10 @@ public final class DispatchBenchmark {
             return events / ((System.nanoTime() - begin) / 1e9);
         } finally {
             stop.run();
+            // every variant starts on empty tables, as new events meet the right end of the claims' key: the
+            // backlog's ids are the same for every variant, and a variant's claims among an earlier one's would
+            // land all over the key's index; and the count above reads one variant's rows, not every one's before
+            jdbc.execute("TRUNCATE effect, once_handler_claim, idempotency_record, once_parked_event");
         }
     }
 
@@ -446,7 +461,7 @@ public final class DispatchBenchmark {
     private static ProducerRecord<String, byte[]> event(String topic, int n, String key) {
         ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, key,
                 ("{\"n\":" + n + ",\"note\":\"" + "x".repeat(170) + "\"}").getBytes(StandardCharsets.UTF_8));
-        for (String[] h : new String[][] {{WireFormat.EVENT_ID, UUID.randomUUID().toString()},
+        for (String[] h : new String[][] {{WireFormat.EVENT_ID, dev.once.outbox.UuidV7.next().toString()},
                 {WireFormat.TENANT_ID, "acme"}, {WireFormat.ACTOR_ID, "alice"},
                 {WireFormat.AGGREGATE_TYPE, "order"}, {WireFormat.EVENT_TYPE, "OrderPlaced"},
                 {WireFormat.EVENT_VERSION, "1"}, {WireFormat.CONTENT_TYPE, "application/json"},
