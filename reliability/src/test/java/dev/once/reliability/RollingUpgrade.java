@@ -164,10 +164,18 @@ final class RollingUpgrade {
         }
     }
 
+    /**
+     * How long the traffic may claim nothing and still be well. A round retries a request for up to its patience
+     * (2 minutes); after its requests it waits up to its settle time (2 minutes) for the outbox and the handlers to be
+     * quiet, and the next round waits so again before its first request. A round that meets a restart (a lease to
+     * lapse, the consumer group to rebalance) may pause the claims for all three: 6 minutes, and a minute to spare.
+     */
+    static final Duration TRAFFIC_PAUSE = Duration.ofMinutes(7);
+
     /** Waits until {@code more} guarded requests beyond the current count were claimed. */
     private static void awaitTraffic(JdbcTemplate jdbc, int more, String what) {
         long from = Scenario.claimed(jdbc);
-        await(what).atMost(Duration.ofSeconds(120)).until(() -> Scenario.claimed(jdbc) >= from + more);
+        await(what).atMost(TRAFFIC_PAUSE).until(() -> Scenario.claimed(jdbc) >= from + more);
     }
 
     private static long handled(JdbcTemplate jdbc) {
