@@ -57,6 +57,7 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
     private final Consumer<RelayState> states;
     private final RelayState leading;
     private final RateLimitedLog problems;
+    private volatile boolean delivering;
 
     /**
      * @param stopping stopped when the relay steps down: a batch waiting for Kafka gives up, unrecorded
@@ -81,6 +82,7 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
     public void handleBatch(List<RecordChangeEvent<SourceRecord>> records,
                             DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
             throws InterruptedException {
+        delivering = true;
         List<OutboxMessage> messages = new ArrayList<>();
         for (RecordChangeEvent<SourceRecord> event : records) {
             OutboxMessage message = OutboxChangeEvents.toMessage(event.record().value());
@@ -95,6 +97,14 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
             committer.markProcessed(event);
         }
         committer.markBatchFinished();
+    }
+
+    /**
+     * Whether the engine has handed over a batch: it streams, or takes a snapshot, during which a new slot is not
+     * active (PostgreSQL releases a slot it creates until streaming starts).
+     */
+    boolean delivering() {
+        return delivering;
     }
 
     /** Publishes {@code messages} but those of parked aggregates, and parks what Kafka did not take. */

@@ -44,11 +44,17 @@ public final class CdcRelay implements OutboxRelay {
     /** A relay whose rows leave the outbox by {@code watermarks}, which must be of its slot. */
     public CdcRelay(String name, DataSource dataSource, CdcSettings settings, EventTransport transport,
                     RelayOptions options, RelayListener listener, SlotWatermarks watermarks) {
+        this(name, dataSource, settings, transport, options, listener, watermarks, EngineSession.SLOT_WAIT);
+    }
+
+    /** {@code slotWait}: how long a new leader's engine may take to stream or to begin a snapshot. */
+    CdcRelay(String name, DataSource dataSource, CdcSettings settings, EventTransport transport, RelayOptions options,
+             RelayListener listener, SlotWatermarks watermarks, Duration slotWait) {
         if (!watermarks.slotName().equals(settings.slotName())) {
             throw new IllegalArgumentException("the watermarks of slot " + watermarks.slotName() + " cannot tell what "
                     + "slot " + settings.slotName() + " published");
         }
-        this.leadership = new Leadership(name, dataSource, settings, transport, options, listener);
+        this.leadership = new Leadership(name, dataSource, settings, transport, options, listener, slotWait);
         this.watermarks = watermarks;
     }
 

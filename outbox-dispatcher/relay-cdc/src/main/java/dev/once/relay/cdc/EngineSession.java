@@ -30,7 +30,10 @@ final class EngineSession implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
 
-    /** How long a new leader waits for its engine to take the replication slot. */
+    /**
+     * How long a new leader waits for its engine to take the replication slot or to hand over its first batch. A
+     * snapshot of a new slot may take much longer; it counts from its first batch.
+     */
     static final Duration SLOT_WAIT = Duration.ofSeconds(60);
     static final Duration SLOT_POLL = Duration.ofMillis(50);
 
@@ -46,6 +49,7 @@ final class EngineSession implements AutoCloseable {
     private final Waiter stopping = new Waiter();
     private final Thread thread;
     private final DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
+    private final BatchPublisher publisher;
     private volatile Throwable failure;
 
     private EngineSession(String name, DataSource dataSource, CdcSettings settings, EventTransport transport,
@@ -53,9 +57,10 @@ final class EngineSession implements AutoCloseable {
         this.name = name;
         JdbcOffsetBackingStore.register(settings.slotName(), dataSource);
         RelayState leading = CdcRelay.leading(settings);
+        publisher = new BatchPublisher(name, dataSource, transport, options, listener, stopping, states, leading);
         engine = DebeziumEngine.create(ChangeEventFormat.of(io.debezium.embedded.Connect.class))
                 .using(EngineProperties.of(settings, options))
-                .notifying(new BatchPublisher(name, dataSource, transport, options, listener, stopping, states, leading))
+                .notifying(publisher)
                 .using((success, message, error) -> {
                     if (!success && !stopping.stopped()) {
                         failure = error != null ? error : new IllegalStateException(message);
@@ -68,21 +73,24 @@ final class EngineSession implements AutoCloseable {
     }
 
     /**
-     * Starts the engine and returns once it streams from the slot.
+     * Starts the engine and returns once it streams from the slot, or has handed over the first batch of a snapshot.
      *
-     * @throws EngineFailure when the engine fails or does not take the slot within {@link #SLOT_WAIT}; it is closed
+     * @param slotWait how long the engine may take to do either ({@link #SLOT_WAIT})
+     * @throws EngineFailure when the engine fails or does neither within {@code slotWait}; it is closed
      */
     static EngineSession start(String name, DataSource dataSource, CdcSettings settings, EventTransport transport,
-                               RelayOptions options, RelayListener listener, Consumer<RelayState> states) {
+                               RelayOptions options, RelayListener listener, Consumer<RelayState> states,
+                               Duration slotWait) {
         EngineSession session = new EngineSession(name, dataSource, settings, transport, options, listener, states);
         session.thread.start();
         OutboxOperations outbox = OutboxOperations.create(dataSource);
-        long deadline = System.nanoTime() + SLOT_WAIT.toNanos();
-        while (session.failure == null && !outbox.slot(settings.slotName()).active()) {
+        long deadline = System.nanoTime() + slotWait.toNanos();
+        while (session.failure == null && !session.publisher.delivering()
+                && !outbox.slot(settings.slotName()).active()) {
             if (System.nanoTime() > deadline || !session.stopping.pause(SLOT_POLL)) {
                 session.close();
-                throw new EngineFailure("replication slot " + settings.slotName() + " did not become active within "
-                        + SLOT_WAIT.toSeconds() + " s", null);
+                throw new EngineFailure("replication slot " + settings.slotName() + " did not become active, nor "
+                        + "did a snapshot of it begin, within " + slotWait.toSeconds() + " s", null);
             }
         }
         if (session.failure != null) {

@@ -39,6 +39,7 @@ final class Leadership {
     private final EventTransport transport;
     private final RelayOptions options;
     private final RelayListener listener;
+    private final Duration slotWait;
     private final Waiter waiter = new Waiter();
     private final RateLimitedLog problems;
     private final CountDownLatch decided = new CountDownLatch(1);
@@ -47,14 +48,16 @@ final class Leadership {
     private volatile OnceConfigurationException startFailure;
     private Thread thread;
 
+    /** @param slotWait how long a new leader's engine may take to stream or to begin a snapshot */
     Leadership(String name, DataSource dataSource, CdcSettings settings, EventTransport transport,
-               RelayOptions options, RelayListener listener) {
+               RelayOptions options, RelayListener listener, Duration slotWait) {
         this.name = name;
         this.dataSource = dataSource;
         this.settings = settings;
         this.transport = transport;
         this.options = options;
         this.listener = listener;
+        this.slotWait = slotWait;
         this.problems = new RateLimitedLog(log, "CDC relay " + name);
     }
 
@@ -149,7 +152,8 @@ final class Leadership {
         }
         CdcPreflight.Finding finding = preflight();
         if (finding == null) {
-            session = EngineSession.start(name, dataSource, settings, transport, options, listener, s -> state = s);
+            session = EngineSession.start(name, dataSource, settings, transport, options, listener, s -> state = s,
+                    slotWait);
             state = CdcRelay.leading(settings);
             problems.resolved();
             log.info("CDC relay {} leads slot {}", name, settings.slotName());

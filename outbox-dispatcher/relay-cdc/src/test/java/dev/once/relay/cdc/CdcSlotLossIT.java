@@ -6,20 +6,29 @@ import static org.awaitility.Awaitility.await;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.once.idempotency.OnceMigrations;
+import dev.once.relay.EventTransport;
 import dev.once.relay.KafkaTransport;
 import dev.once.relay.RelayListener;
 import dev.once.relay.RelayOptions;
 import dev.once.relay.TopicRouter;
+import dev.once.relay.TransportUnavailableException;
+import dev.once.spi.SlotWatermarks;
 import dev.once.test.TestKafka;
 import dev.once.test.TestPostgres;
 import dev.once.test.TestSigning;
 import dev.once.wire.RecordSigning;
+import dev.once.wire.OutboxMessage;
 import dev.once.wire.SigningKeys;
 import dev.once.wire.WireFormat;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -30,7 +39,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * A slot that PostgreSQL invalidates, as {@code max_slot_wal_keep_size} does to a slot that falls behind while its
  * relay is down: the next leader notices ({@code wal_status = 'lost'}), drops it, and Debezium creates it anew with a
  * snapshot of every row not yet confirmed, instead of failing once a minute for ever on offsets the slot no longer
- * serves. A PostgreSQL of the test's own (zonky), since the setting and the checkpoint are under test.
+ * serves. A PostgreSQL of the test's own (zonky), since the setting and the checkpoint are under test. A new slot's
+ * snapshot, during which PostgreSQL does not count the slot active, goes on for as long as it takes.
  */
 class CdcSlotLossIT {
 
@@ -101,14 +111,92 @@ class CdcSlotLossIT {
         }
     }
 
+    @Test
+    void a_new_slots_snapshot_that_outlasts_the_slot_wait_goes_on_in_the_same_session() throws Exception {
+        // PostgreSQL releases a slot it creates until streaming starts: while Debezium snapshots the rows not yet
+        // published, the slot is not active, and the snapshot of a large backlog can take far longer than the wait
+        jdbc.execute("CREATE SCHEMA snapshot");
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(server.jdbcUrl("postgres"));
+        config.setUsername("postgres");
+        config.setSchema("snapshot");
+        config.setMaximumPoolSize(4);
+        String prefix = "snap" + UUID.randomUUID().toString().substring(0, 6);
+        TestKafka.createTopic(prefix + ".order", 2);
+        Duration slotWait = Duration.ofSeconds(2);
+        CountDownLatch kafkaSlow = new CountDownLatch(1);
+        AtomicLong firstSend = new AtomicLong();
+        Map<UUID, Integer> sent = new ConcurrentHashMap<>();
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        try (HikariDataSource snapshot = new HikariDataSource(config);
+             KafkaTransport kafka = new KafkaTransport(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                     TestKafka.bootstrapServers()), TopicRouter.byAggregateType(prefix), Duration.ofSeconds(10), SIGNING)) {
+            OnceMigrations.migrate(snapshot);
+            // before the slot exists: the snapshot's rows, more than Debezium's queue holds (4 batches of 512), so that
+            // the snapshot is still under way, not streaming, while the first batch waits for Kafka
+            new JdbcTemplate(snapshot).update(APPEND, 1, EVENTS);
+            EventTransport slowFirstBatch = new EventTransport() {
+                @Override
+                public Delivery send(List<OutboxMessage> messages) {
+                    firstSend.compareAndSet(0, System.nanoTime());
+                    try {
+                        kafkaSlow.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new TransportUnavailableException("interrupted", e);
+                    }
+                    messages.forEach(m -> sent.merge(m.id(), 1, Integer::sum));
+                    return kafka.send(messages);
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+            CdcSettings settings = CdcSettings.of(server.jdbcUrl("postgres"), "postgres", "", "snapshot")
+                    .withSlot("slow_snapshot", "slow_snapshot").withTimings(Duration.ofMillis(500), Duration.ofMillis(200));
+            try (CdcRelay relay = new CdcRelay("snapshot", snapshot, settings, slowFirstBatch,
+                    RelayOptions.ofDefaults().withBatchSize(512),
+                    new RelayListener() {
+                        @Override
+                        public void failed(Throwable failure) {
+                            failures.add(failure);
+                        }
+                    }, new SlotWatermarks(snapshot, "slow_snapshot", SlotWatermarks.Options.ofDefaults()), slotWait)) {
+                relay.start();
+                await("the snapshot's first batch").atMost(Duration.ofSeconds(60)).until(() -> firstSend.get() != 0);
+                await("the snapshot outlasts the slot wait three times over").atMost(Duration.ofSeconds(60))
+                        .until(() -> System.nanoTime() - firstSend.get() > 3 * slotWait.toNanos());
+                assertThat(jdbc.queryForObject("SELECT active FROM pg_replication_slots WHERE slot_name = 'slow_snapshot'",
+                        Boolean.class)).as("the slot while the snapshot runs").isFalse();
+                assertThat(relay.isLeader()).isTrue();
+                assertThat(failures).isEmpty();
+
+                kafkaSlow.countDown();
+                assertThat(distinct(prefix + ".order", EVENTS)).hasSize(EVENTS);
+                await().atMost(Duration.ofSeconds(60)).until(() -> new JdbcTemplate(snapshot).queryForObject(
+                        "SELECT count(*) FROM outbox_event WHERE published_at IS NULL", Long.class) == 0);
+                assertThat(sent).as("each event handed to Kafka once: the snapshot was never begun again").hasSize(EVENTS)
+                        .allSatisfy((id, times) -> assertThat(times).isEqualTo(1));
+                assertThat(failures).isEmpty();
+            }
+        } finally {
+            kafkaSlow.countDown();
+        }
+    }
+
+    private static final int EVENTS = 5_000;
+
+    private static final String APPEND = """
+            INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,
+                                      event_version, payload)
+            SELECT gen_random_uuid(), 'acme', 'alice', 'order', 'o-' || (n % 10), 'OrderPlaced', 1,
+                   convert_to(jsonb_build_object('n', n)::text, 'UTF8')
+            FROM generate_series(?, ?) AS n ORDER BY n
+            """;
+
     private static void append(int from, int to) {
-        jdbc.update("""
-                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,
-                                          event_version, payload)
-                SELECT gen_random_uuid(), 'acme', 'alice', 'order', 'o-' || (n % 10), 'OrderPlaced', 1,
-                       convert_to(jsonb_build_object('n', n)::text, 'UTF8')
-                FROM generate_series(?, ?) AS n ORDER BY n
-                """, from, to);
+        jdbc.update(APPEND, from, to);
     }
 
     private static long pending() {
