@@ -46,17 +46,23 @@ final class JdbcParkedEvents implements ParkedEvents {
             FROM once_parked_event
             WHERE status <> 'abandoned' AND """ + MATCHES;
 
+    /** Not under a dispatcher's lease: not being run at this moment. */
+    static final String NOT_RUNNING = """
+            (locked_until IS NULL OR locked_until <= statement_timestamp())
+            """;
+
     /** Due now, with a new window: the next failure starts it again. */
     static final String RETRY = """
             UPDATE once_parked_event
             SET status = 'parked', next_attempt_at = statement_timestamp(), retry_until = NULL,
                 locked_until = NULL, updated_at = statement_timestamp()
-            WHERE status <> 'abandoned' AND (status = 'failed' OR reason = 'failing') AND """ + MATCHES;
+            WHERE status <> 'abandoned' AND (status = 'failed' OR reason = 'failing') AND """ + NOT_RUNNING
+            + " AND " + MATCHES;
 
     static final String ABANDON = """
             UPDATE once_parked_event
             SET status = 'abandoned', locked_until = NULL, updated_at = statement_timestamp()
-            WHERE status <> 'abandoned' AND """ + MATCHES + """
+            WHERE status <> 'abandoned' AND """ + NOT_RUNNING + " AND " + MATCHES + """
             RETURNING group_id, topic, kafka_partition, record_key
             """;
 

@@ -35,13 +35,16 @@ public interface ParkedEvents {
     /**
      * Runs failing and failed events again now: each matching key's head that failed (or is failing) is due at once,
      * with a new retry window, on the next round of a dispatcher of its group; the events behind follow in order.
-     * Returns how many were made due.
+     * An event a dispatcher is running at that moment (under its lease) is left to that run. Returns how many were
+     * made due.
      */
     int retry(Filter filter, Operator by);
 
     /**
      * Abandons the matching events for good (a terminal state, kept as long as claims, then purged): no handler runs
-     * them, and the events behind them on their keys run next, in order. Returns how many were abandoned.
+     * them, and the events behind them on their keys run next, in order. An event a dispatcher is running at that
+     * moment (under its lease) is left alone, so that the events behind it never overtake it: its run decides, and
+     * the action can be repeated. Returns how many were abandoned.
      */
     int abandon(Filter filter, Operator by);
 

@@ -119,7 +119,8 @@ final class ParkingLot {
 
     /**
      * A head failed again: counted, its failure kept, its next attempt after {@code :delayMs}; past its retry window
-     * it is {@code failed}, and its key stays parked behind it until an operator retries or abandons it.
+     * it is {@code failed}, and its key stays parked behind it until an operator retries or abandons it. A head an
+     * operator abandoned meanwhile (its lease had lapsed) stays abandoned.
      */
     static final String FAILED = """
             UPDATE once_parked_event
@@ -131,7 +132,7 @@ final class ParkingLot {
                 status = CASE WHEN coalesce(retry_until, 'infinity') <= statement_timestamp() THEN 'failed' ELSE 'parked' END,
                 next_attempt_at = statement_timestamp() + CAST(:delayMs AS bigint) * interval '1 millisecond',
                 locked_until = NULL, updated_at = statement_timestamp()
-            WHERE id = :id
+            WHERE id = :id AND status <> 'abandoned'
             RETURNING status, attempts
             """;
 
@@ -140,7 +141,7 @@ final class ParkingLot {
             UPDATE once_parked_event
             SET reason = 'held', next_attempt_at = statement_timestamp(), locked_until = NULL,
                 updated_at = statement_timestamp()
-            WHERE id = :id
+            WHERE id = :id AND status <> 'abandoned'
             """;
 
     /** Gives a lease back after a failure that was not the handler's (the database's). */

@@ -1,5 +1,6 @@
 package dev.once.dispatch;
 
+import dev.once.OnceException;
 import dev.once.idempotency.ClaimPolicy;
 import dev.once.idempotency.ClaimResult;
 import dev.once.idempotency.ClaimToken;
@@ -26,7 +27,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * update, the handlers run in record order. When the
  * attempt fails it is rolled back and attempted smaller (each record alone, then each handler of a failing record
  * alone), so that what can commit does, one failing handler never holds another back, and the failure found is the
- * handler's own. A transient failure (the database's) is not split: nothing can commit until it passes. A batch
+ * handler's own. A transient failure (the database's, also when a handler's own statement meets it) is not split and
+ * is never a handler's failure: nothing can commit until it passes, and the record is retried in place. A batch
  * handler ({@link HandlerRegistration#transactionalBatch}) is called once per attempt with its claimed events, after
  * the per-event handlers, before the claims complete; split attempts hand it fewer.
  */
@@ -116,6 +118,12 @@ final class TransactionalHandling {
             transactions.executeWithoutResult(tx -> run(claims, outcomes));
         } catch (RuntimeException e) {
             outcomes.rolledBack();
+            if (e instanceof HandlerFailedException failed && TransientFailures.isTransient(failed)) {
+                // the database failed under the handler's own statement (a deadlock, a serialization failure, a lost
+                // connection): the same database as the claim's, so not the handler's failure; retried in place
+                return new OnceException("The database failed under handler " + failed.handlerKey() + ": "
+                        + failed.getCause(), failed.getCause());
+            }
             if (claims.size() == 1 && e instanceof HandlerFailedException failed) {
                 listener.failed(failed.handlerKey()); // a failure of the handler itself, counted once
             }
@@ -179,7 +187,7 @@ final class TransactionalHandling {
             long start = System.nanoTime();
             try (Observation.Scope scope = observation.openScope()) {
                 claim.registration().handler().handle(claim.event());
-            } catch (Exception e) {
+            } catch (Exception | LinkageError | AssertionError | StackOverflowError e) { // a handler's bugs alike
                 HandlingObservations.failed(observation, e);
                 throw new HandlerFailedException(claim.handlerKey(), e);
             }
@@ -196,7 +204,7 @@ final class TransactionalHandling {
             long start = System.nanoTime();
             try {
                 claims.get(0).registration().batch().handle(events);
-            } catch (Exception e) {
+            } catch (Exception | LinkageError | AssertionError | StackOverflowError e) {
                 started.forEach(o -> HandlingObservations.failed(o, e));
                 throw new HandlerFailedException(claims.get(0).handlerKey(), e);
             }

@@ -68,6 +68,7 @@ class ParkingIT {
     String group;
     final List<KafkaEventDispatcher> running = new ArrayList<>();
     final Map<String, AtomicInteger> unhandled = new ConcurrentHashMap<>();
+    final AtomicInteger parkings = new AtomicInteger();
 
     @BeforeAll
     static void setUpAll() {
@@ -168,6 +169,47 @@ class ParkingIT {
     }
 
     @Test
+    void a_deadlock_in_a_transactional_handlers_own_statement_is_the_databases_failure_retried_in_place_never_parked() {
+        Set<String> deadlocked = ConcurrentHashMap.newKeySet(); // each of d1's events meets a deadlock once
+        start(FAST, UnhandledPolicy.ofDefaults(), HandlerRegistration.transactional("OrderPlaced", 1, "projection",
+                event -> {
+                    if (key(event).equals("d1") && deadlocked.add(event.eventId().toString())) {
+                        jdbc.execute("DO $$ BEGIN RAISE EXCEPTION 'deadlock detected' USING ERRCODE = '40P01'; END $$");
+                    }
+                    effect("projection", event);
+                }));
+        IntStream.rangeClosed(1, 3).forEach(n -> List.of("d0", "d1").forEach(k -> publish(k, "OrderPlaced", 1, n)));
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> effects(k -> true) == 6);
+        assertThat(deadlocked).hasSize(3);
+        assertThat(sequence("d0")).containsExactly(1, 2, 3);
+        assertThat(sequence("d1")).containsExactly(1, 2, 3);
+        assertThat(parkings).as("no record parked: neither d1's nor another record of its run").hasValue(0);
+        assertThat(parked()).isZero();
+        assertThat(deadLetters()).isZero();
+    }
+
+    @Test
+    void a_handler_that_throws_an_error_fails_as_one_that_throws_an_exception_and_its_key_drains_once_it_stops() {
+        AtomicInteger calls = new AtomicInteger();
+        start(FAST, UnhandledPolicy.ofDefaults(), HandlerRegistration.transactional("OrderPlaced", 1, "projection",
+                event -> {
+                    if (key(event).equals("e1") && n(event) == 1 && calls.getAndIncrement() < 3) {
+                        throw new NoClassDefFoundError("com/example/NotDeployed"); // on the consumer, then the retrier
+                    }
+                    effect("projection", event);
+                }));
+        IntStream.rangeClosed(1, 2).forEach(n -> List.of("e0", "e1").forEach(k -> publish(k, "OrderPlaced", 1, n)));
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> effects(k -> true) == 4 && parked() == 0);
+        assertThat(calls).as("three errors, the last two on the retrier's thread, then the call that succeeded")
+                .hasValue(4);
+        assertThat(sequence("e1")).containsExactly(1, 2);
+        assertThat(sequence("e0")).containsExactly(1, 2);
+        assertThat(deadLetters()).isZero();
+    }
+
+    @Test
     void operators_retry_and_abandon_in_bulk_after_a_dry_run_and_the_keys_behind_run_in_order() {
         Set<String> broken = ConcurrentHashMap.newKeySet();
         broken.add("b1:1");
@@ -228,6 +270,11 @@ class ParkingIT {
             @Override
             public void unhandled(String eventType, String reason, String action) {
                 unhandled.computeIfAbsent(eventType + ":" + reason + ":" + action, k -> new AtomicInteger()).incrementAndGet();
+            }
+
+            @Override
+            public void parked(String reason) {
+                parkings.incrementAndGet();
             }
         };
         EventDispatcher core = new EventDispatcher(store, new DataSourceTransactionManager(db.dataSource()),

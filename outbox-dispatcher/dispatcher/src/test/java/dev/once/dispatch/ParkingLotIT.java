@@ -2,7 +2,9 @@ package dev.once.dispatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.once.audit.Operator;
 import dev.once.idempotency.OnceMigrations;
+import dev.once.idempotency.ParkedEvents;
 import dev.once.test.TestDatabase;
 import dev.once.wire.RecordSigning;
 import dev.once.wire.WireFormat;
@@ -100,6 +102,30 @@ class ParkingLotIT {
         assertThat(lot.take(HANDLED, Duration.ofMinutes(1))).as("waiting behind a row that is gone").isEmpty();
         assertThat(lot.promoteAll()).isEqualTo(1);
         assertThat(awaitHead().record().offset()).isEqualTo(41);
+    }
+
+    @Test
+    void operators_leave_a_head_that_is_running_to_its_run_so_the_events_behind_it_never_overtake_it() {
+        lot.park(delivery(50, "k1"), FAILURE);
+        lot.park(delivery(51, "k1"), null);
+        ParkedEvents operators = ParkedEvents.create(db.dataSource());
+        ParkedEvents.Filter key = ParkedEvents.Filter.all().group(lot.group());
+        Operator ops = new Operator("ops", Operator.API, "cleaning up");
+
+        ParkingLot.Parked running = awaitHead(); // a dispatcher's retrier runs it, under its lease
+        assertThat(operators.retry(key, ops)).as("retry leaves it to its run").isZero();
+        assertThat(operators.abandon(key, ops)).as("only the event behind it is abandoned").isEqualTo(1);
+        assertThat(lot.take(HANDLED, Duration.ofMinutes(1))).isEmpty();
+        assertThat(lot.failed(running, FAILURE)).isFalse();
+        assertThat(rows()).containsExactly("50 failing", "51 behind");
+
+        ParkingLot.Parked again = awaitHead(); // its next attempt; the lease lapses while the handler still runs
+        jdbc.update("UPDATE once_parked_event SET locked_until = statement_timestamp() WHERE id = ?", again.id());
+        assertThat(operators.abandon(key, ops)).isEqualTo(1);
+        assertThat(lot.failed(again, FAILURE)).as("a late failure does not undo the abandon").isFalse();
+        lot.held(again);
+        assertThat(jdbc.queryForList("SELECT status FROM once_parked_event WHERE group_id = ?", String.class,
+                lot.group())).containsOnly("abandoned");
     }
 
     ParkingLot.Parked awaitHead() {
