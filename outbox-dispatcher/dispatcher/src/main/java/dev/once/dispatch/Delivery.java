@@ -123,6 +123,15 @@ record Delivery(int index, ConsumerRecord<String, byte[]> record, OutboxMessage 
         return unhandled != null && unhandled.action() == UnhandledPolicy.Action.SKIP;
     }
 
+    /**
+     * This delivery with only the claims of {@code handlerKeys}; itself when {@code handlerKeys} is empty or names none
+     * of its handlers.
+     */
+    Delivery onlyFor(Set<String> handlerKeys) {
+        List<Claim> only = claims.stream().filter(c -> handlerKeys.contains(c.handlerKey())).toList();
+        return only.isEmpty() ? this : new Delivery(index, record, message, only, poison, unhandled);
+    }
+
     /** The claims of handlers of {@code mode}. */
     List<Claim> claims(HandlerMode mode) {
         return claims.stream().filter(c -> c.registration().mode() == mode).toList();

@@ -238,10 +238,12 @@ public final class EventDispatcher {
     /**
      * Runs a parked event again, alone: {@code DONE} when every handler has now succeeded (or the event needs none),
      * {@code FAILED} with the handlers' failure, {@code HELD} when no handler here takes it, {@code POISON} when it
-     * can never be handled, {@code NOT_NOW} with the database's failure.
+     * can never be handled, {@code NOT_NOW} with the database's failure. Only the handlers in {@code failed} run, when
+     * any of them is still registered: the others succeeded, and their claims may be gone by now (an event failed for
+     * longer than the claim retention); otherwise every handler runs, and the claims skip those that succeeded.
      */
-    Retried retry(ConsumerRecord<String, byte[]> record) {
-        Delivery delivery = Delivery.of(0, record, handlers, signing);
+    Retried retry(ConsumerRecord<String, byte[]> record, Set<String> failed) {
+        Delivery delivery = Delivery.of(0, record, handlers, signing).onlyFor(failed);
         if (delivery.poison() != null) {
             return new Retried(Retried.Outcome.POISON, delivery.poison());
         }

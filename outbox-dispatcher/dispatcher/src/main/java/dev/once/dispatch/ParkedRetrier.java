@@ -77,7 +77,7 @@ final class ParkedRetrier implements AutoCloseable {
     }
 
     private void run(ParkingLot.Parked head) {
-        EventDispatcher.Retried retried = dispatcher.retry(head.record());
+        EventDispatcher.Retried retried = dispatcher.retry(head.record(), head.failedHandlers());
         switch (retried.outcome()) {
             case DONE -> {
                 lot.done(head);

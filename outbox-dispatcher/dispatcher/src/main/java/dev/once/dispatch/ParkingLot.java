@@ -95,7 +95,7 @@ final class ParkingLot {
                 LIMIT 1
                 FOR UPDATE SKIP LOCKED)
             RETURNING id, topic, kafka_partition, kafka_offset, record_key, record_timestamp, header_names,
-                      header_values, payload, attempts
+                      header_values, payload, attempts, handler_keys
             """;
 
     static final String DELETE = """
@@ -169,8 +169,11 @@ final class ParkingLot {
     static final String HELD_REASON = "held";
     static final String BEHIND_REASON = "behind";
 
-    /** A head taken by {@link #take}: its row id, its record, and the failures so far. */
-    record Parked(long id, ConsumerRecord<String, byte[]> record, int attempts) {
+    /**
+     * A head taken by {@link #take}: its row id, its record, the failures so far, and the handlers that failed it
+     * (none for an event held, or parked behind another).
+     */
+    record Parked(long id, ConsumerRecord<String, byte[]> record, int attempts, Set<String> failedHandlers) {
     }
 
     /** Parked events of one status and reason, as health shows them. */
@@ -340,7 +343,9 @@ final class ParkingLot {
                 rs.getInt("kafka_partition"), rs.getLong("kafka_offset"), rs.getLong("record_timestamp"),
                 TimestampType.CREATE_TIME, -1, -1, rs.getString("record_key"), rs.getBytes("payload"), headers,
                 Optional.empty());
-        return new Parked(rs.getLong("id"), record, rs.getInt("attempts"));
+        Array failed = rs.getArray("handler_keys");
+        return new Parked(rs.getLong("id"), record, rs.getInt("attempts"),
+                failed == null ? Set.of() : new HashSet<>(java.util.Arrays.asList((String[]) array(failed))));
     }
 
     private static Object array(Array array) throws SQLException {

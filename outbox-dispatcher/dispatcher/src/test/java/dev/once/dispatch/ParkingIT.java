@@ -210,6 +210,33 @@ class ParkingIT {
     }
 
     @Test
+    void a_parked_event_runs_again_only_for_the_handlers_that_failed_it_even_once_the_others_claims_are_gone() {
+        java.util.concurrent.atomic.AtomicBoolean mailDown = new java.util.concurrent.atomic.AtomicBoolean(true);
+        start(FAST, UnhandledPolicy.ofDefaults(), projection(1), HandlerRegistration.leased("OrderPlaced", 1, "mailer",
+                event -> {
+                    if (mailDown.get()) {
+                        throw new IllegalStateException("mail service unavailable (503)");
+                    }
+                    effect("mailer", event);
+                }));
+        publish("r1", "OrderPlaced", 1, 1);
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> parked() == 1 && effects(k -> true) == 1);
+        UUID event = jdbc.queryForObject("SELECT event_id FROM parking_effect WHERE handler = 'projection'", UUID.class);
+        // the projection's claim is gone, as claims are once the claim retention has passed, while the mailer fails on
+        assertThat(jdbc.update("DELETE FROM once_handler_claim WHERE event_id = ? AND status = 2", event)).isEqualTo(1);
+        ParkedEvents operators = ParkedEvents.create(db.dataSource());
+        int attempts = operators.list(ParkedEvents.Filter.all().group(group), 1).get(0).attempts();
+        await().atMost(Duration.ofSeconds(60)).until(() ->
+                operators.list(ParkedEvents.Filter.all().group(group), 1).get(0).attempts() >= attempts + 2);
+        mailDown.set(false);
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> parked() == 0 && effects(k -> true) >= 2);
+        assertThat(jdbc.queryForList("SELECT handler FROM parking_effect ORDER BY seq", String.class))
+                .as("the projection ran once; the retries ran the mailer alone").containsExactly("projection", "mailer");
+    }
+
+    @Test
     void operators_retry_and_abandon_in_bulk_after_a_dry_run_and_the_keys_behind_run_in_order() {
         Set<String> broken = ConcurrentHashMap.newKeySet();
         broken.add("b1:1");
