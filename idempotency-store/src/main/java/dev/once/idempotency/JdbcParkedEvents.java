@@ -72,7 +72,7 @@ final class JdbcParkedEvents implements ParkedEvents {
                    count(*) FILTER (WHERE status = 'parked' AND reason = 'failing') AS failing,
                    count(*) FILTER (WHERE status = 'failed') AS failed,
                    count(*) FILTER (WHERE status = 'parked' AND reason = 'behind') AS behind,
-                   count(DISTINCT (topic, kafka_partition, coalesce(record_key, CAST(id AS text)))) AS keys
+                   count(DISTINCT (topic, kafka_partition, coalesce(record_key, CAST(id AS text)), tenant_id)) AS keys
             FROM once_parked_event
             WHERE status <> 'abandoned'
             GROUP BY group_id
@@ -87,7 +87,7 @@ final class JdbcParkedEvents implements ParkedEvents {
             SELECT h.handler_key, fingerprint, min(exception_class) AS exception_class,
                    (array_agg(message ORDER BY last_failed_at DESC NULLS LAST, id DESC))[1] AS message,
                    count(*) AS events,
-                   count(DISTINCT (group_id, topic, kafka_partition, coalesce(record_key, CAST(id AS text)))) AS keys,
+                   count(DISTINCT (group_id, topic, kafka_partition, coalesce(record_key, CAST(id AS text)), tenant_id)) AS keys,
                    min(first_failed_at) AS first_failed_at, max(last_failed_at) AS last_failed_at,
                    (array_agg(DISTINCT tenant_id) FILTER (WHERE tenant_id IS NOT NULL))[1 : 20] AS tenants
             FROM once_parked_event CROSS JOIN LATERAL unnest(handler_keys) AS h(handler_key)
@@ -98,19 +98,19 @@ final class JdbcParkedEvents implements ParkedEvents {
             """;
 
     /**
-     * After an abandon, in the same transaction: the first row that still holds on each key it touched is due, if it
-     * was waiting behind the rows abandoned.
+     * After an abandon, in the same transaction: the first row that still holds on each key it touched (each tenant's)
+     * is due, if it was waiting behind the rows abandoned.
      */
     static final String NEXT_HEADS = """
             UPDATE once_parked_event p
             SET next_attempt_at = statement_timestamp(), updated_at = statement_timestamp()
-            FROM (SELECT DISTINCT ON (e.group_id, e.topic, e.kafka_partition, e.record_key) e.id
+            FROM (SELECT DISTINCT ON (e.group_id, e.topic, e.kafka_partition, e.record_key, e.tenant_id) e.id
                   FROM once_parked_event e
                   JOIN unnest(CAST(:groups AS text[]), CAST(:topics AS text[]), CAST(:partitions AS integer[]),
                               CAST(:keys AS text[])) AS k(g, t, pa, rk)
                     ON e.group_id = k.g AND e.topic = k.t AND e.kafka_partition = k.pa AND e.record_key = k.rk
                   WHERE e.status <> 'abandoned'
-                  ORDER BY e.group_id, e.topic, e.kafka_partition, e.record_key, e.kafka_offset) AS head
+                  ORDER BY e.group_id, e.topic, e.kafka_partition, e.record_key, e.tenant_id, e.kafka_offset) AS head
             WHERE p.id = head.id AND p.status = 'parked' AND p.next_attempt_at = 'infinity'
             """;
 

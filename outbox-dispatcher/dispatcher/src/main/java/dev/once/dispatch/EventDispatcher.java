@@ -158,7 +158,7 @@ public final class EventDispatcher {
                 i++;
                 continue;
             }
-            String key = ParkingLot.key(delivery.record());
+            String key = ParkingLot.key(delivery);
             boolean behind = key != null && parked.contains(key);
             if (behind || delivery.held()) {
                 if (parking == null) {
@@ -208,7 +208,7 @@ public final class EventDispatcher {
      * database's failure, which the poll retries in place from this record.
      */
     private RuntimeException park(ParkingLot parking, Set<String> parked, Delivery delivery, HandlerFailure failure) {
-        String key = ParkingLot.key(delivery.record());
+        String key = ParkingLot.key(delivery);
         boolean behind = key != null && parked.contains(key);
         try {
             parking.park(delivery, failure);
@@ -225,7 +225,7 @@ public final class EventDispatcher {
 
     /** Whether {@code next} joins a run of records handled in one transaction. */
     private static boolean runsTogether(Delivery next, Set<String> parked) {
-        String key = ParkingLot.key(next.record());
+        String key = ParkingLot.key(next);
         return next.poison() == null && next.unhandled() == null && (key == null || !parked.contains(key))
                 && next.claims(HandlerMode.LEASED).isEmpty();
     }

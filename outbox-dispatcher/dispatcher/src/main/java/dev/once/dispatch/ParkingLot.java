@@ -24,7 +24,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * One consumer group's parked events ({@code once_parked_event}): a key whose event failed or is held parks there,
- * and the key's later events park behind it in offset order, so the partition's offsets move on while the key keeps
+ * and the key's later events park behind it in offset order. A key is a tenant's record key on a topic's partition:
+ * an aggregate of one tenant never waits for another tenant's aggregate that shares its id, so the partition's offsets move on while the key keeps
  * its order. A key's first row that still holds is its head; only heads are retried ({@link #take}), and a head that
  * is done gives way to the next row ({@link #done}). Rows behind a head wait with {@code next_attempt_at = infinity}
  * and are made due when they become the head; every decision uses the database clock. Thread-safe.
@@ -35,12 +36,13 @@ final class ParkingLot {
      * Which keys of a poll are parked: one statement per poll, an index probe per key; on an empty table, nothing.
      */
     static final String PARKED_KEYS = """
-            SELECT DISTINCT topic, kafka_partition, record_key
-            FROM once_parked_event
-            WHERE group_id = :group AND status <> 'abandoned'
-              AND (topic, kafka_partition, record_key) IN
-                  (SELECT t, p, k FROM unnest(CAST(:topics AS text[]), CAST(:partitions AS integer[]),
-                                              CAST(:keys AS text[])) AS x(t, p, k))
+            SELECT DISTINCT e.topic, e.kafka_partition, e.record_key, e.tenant_id
+            FROM once_parked_event e
+            JOIN unnest(CAST(:topics AS text[]), CAST(:partitions AS integer[]), CAST(:keys AS text[]),
+                        CAST(:tenants AS text[])) AS x(t, p, k, tenant)
+              ON e.topic = x.t AND e.kafka_partition = x.p AND e.record_key = x.k
+                 AND e.tenant_id IS NOT DISTINCT FROM x.tenant
+            WHERE e.group_id = :group AND e.status <> 'abandoned'
             """;
 
     /**
@@ -68,7 +70,8 @@ final class ParkingLot {
             FROM (SELECT 1) AS one
             LEFT JOIN LATERAL (SELECT e.id FROM once_parked_event e
                                WHERE e.group_id = :group AND e.topic = :topic AND e.kafka_partition = :partition
-                                 AND e.record_key = :key AND e.status <> 'abandoned' AND e.kafka_offset < :offset
+                                 AND e.record_key = :key AND e.tenant_id IS NOT DISTINCT FROM :tenantId
+                                 AND e.status <> 'abandoned' AND e.kafka_offset < :offset
                                ORDER BY e.kafka_offset DESC
                                LIMIT 1
                                FOR SHARE) AS last ON true
@@ -90,6 +93,7 @@ final class ParkingLot {
                   AND NOT EXISTS (SELECT 1 FROM once_parked_event e
                                   WHERE e.group_id = h.group_id AND e.topic = h.topic
                                     AND e.kafka_partition = h.kafka_partition AND e.record_key = h.record_key
+                                    AND e.tenant_id IS NOT DISTINCT FROM h.tenant_id
                                     AND e.status <> 'abandoned' AND e.kafka_offset < h.kafka_offset)
                 ORDER BY h.next_attempt_at
                 LIMIT 1
@@ -103,17 +107,20 @@ final class ParkingLot {
             RETURNING group_id, topic, kafka_partition, record_key
             """;
 
-    /** Makes the heads of the given keys due, when they were waiting behind a row that no longer holds. */
+    /**
+     * Makes the heads of the given record keys due, each tenant's, when they were waiting behind a row that no longer
+     * holds (also behind another tenant's row, as an instance of an earlier version parked them).
+     */
     static final String PROMOTE = """
             UPDATE once_parked_event p
             SET next_attempt_at = statement_timestamp(), updated_at = statement_timestamp()
-            FROM (SELECT DISTINCT ON (group_id, topic, kafka_partition, record_key) id
+            FROM (SELECT DISTINCT ON (group_id, topic, kafka_partition, record_key, tenant_id) id
                   FROM once_parked_event
                   WHERE group_id = :group AND status <> 'abandoned'
                     AND (CAST(:all AS boolean) OR (topic, kafka_partition, record_key) IN
                         (SELECT t, pa, k FROM unnest(CAST(:topics AS text[]), CAST(:partitions AS integer[]),
                                                      CAST(:keys AS text[])) AS x(t, pa, k)))
-                  ORDER BY group_id, topic, kafka_partition, record_key, kafka_offset) AS head
+                  ORDER BY group_id, topic, kafka_partition, record_key, tenant_id, kafka_offset) AS head
             WHERE p.id = head.id AND p.status = 'parked' AND p.next_attempt_at = 'infinity'
             """;
 
@@ -152,7 +159,7 @@ final class ParkingLot {
     /** What health shows: the group's parked events and keys, by status and reason. */
     static final String SUMMARY = """
             SELECT status, reason, count(*) AS events,
-                   count(DISTINCT (topic, kafka_partition, record_key)) AS keys
+                   count(DISTINCT (topic, kafka_partition, record_key, tenant_id)) AS keys
             FROM once_parked_event
             WHERE group_id = :group AND status <> 'abandoned'
             GROUP BY status, reason
@@ -203,28 +210,33 @@ final class ParkingLot {
 
     /** The parked keys among {@code deliveries}' ({@link #key}). */
     Set<String> parkedKeys(List<Delivery> deliveries) {
-        List<ConsumerRecord<String, byte[]>> keyed = deliveries.stream().map(Delivery::record)
-                .filter(r -> r.key() != null).toList();
+        List<Delivery> keyed = deliveries.stream().filter(d -> d.record().key() != null).toList();
         Set<String> parked = new HashSet<>();
         if (keyed.isEmpty()) {
             return parked;
         }
-        jdbc.query(PARKED_KEYS, keys(keyed.stream().map(ConsumerRecord::topic).toList(),
-                        keyed.stream().map(ConsumerRecord::partition).toList(),
-                        keyed.stream().map(ConsumerRecord::key).toList()),
+        jdbc.query(PARKED_KEYS, keys(keyed.stream().map(d -> d.record().topic()).toList(),
+                        keyed.stream().map(d -> d.record().partition()).toList(),
+                        keyed.stream().map(d -> d.record().key()).toList())
+                        .addValue("tenants", new SqlArrayValue("text", keyed.stream().map(ParkingLot::tenant).toArray())),
                 rs -> {
-                    parked.add(key(rs.getString(1), rs.getInt(2), rs.getString(3)));
+                    parked.add(key(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getString(4)));
                 });
         return parked;
     }
 
-    /** A record's key as {@link #parkedKeys} names it; {@code null} for a record without a key. */
-    static String key(ConsumerRecord<String, byte[]> record) {
-        return record.key() == null ? null : key(record.topic(), record.partition(), record.key());
+    /** A delivery's key as {@link #parkedKeys} names it: its tenant's; {@code null} for a record without a key. */
+    static String key(Delivery delivery) {
+        ConsumerRecord<String, byte[]> record = delivery.record();
+        return record.key() == null ? null : key(record.topic(), record.partition(), record.key(), tenant(delivery));
     }
 
-    private static String key(String topic, int partition, String key) {
-        return topic + '\u0000' + partition + '\u0000' + key;
+    private static String key(String topic, int partition, String key, String tenant) {
+        return topic + '\u0000' + partition + '\u0000' + key + '\u0000' + tenant;
+    }
+
+    private static String tenant(Delivery delivery) {
+        return delivery.message() == null ? null : delivery.message().tenantId();
     }
 
     /**
@@ -253,7 +265,7 @@ final class ParkingLot {
                 .addValue("eventId", message == null ? null : message.id().toString())
                 .addValue("eventType", message == null ? null : message.eventType())
                 .addValue("eventVersion", message == null ? null : message.eventVersion())
-                .addValue("tenantId", message == null ? null : message.tenantId())
+                .addValue("tenantId", tenant(delivery))
                 .addValue("reason", reason)
                 .addValue("delayMs", delay.toMillis()).addValue("windowMs", window.toMillis());
         failure(p, failure);

@@ -60,7 +60,7 @@ class ParkingLotIT {
         lot.park(delivery(13, "k1"), null);
 
         assertThat(lot.parkedKeys(List.of(delivery(14, "k1"), delivery(15, "k2"))))
-                .containsExactly(ParkingLot.key(record(14, "k1")));
+                .containsExactly(ParkingLot.key(delivery(14, "k1")));
         assertThat(rows()).containsExactly("10 failing", "11 behind", "12 behind", "13 behind");
         for (long offset = 10; offset <= 13; offset++) {
             ParkingLot.Parked head = awaitHead();
@@ -105,6 +105,24 @@ class ParkingLotIT {
     }
 
     @Test
+    void a_key_is_a_tenants_so_another_tenants_aggregate_with_the_same_id_never_waits_behind_it() {
+        lot.park(delivery(60, "order-7", "acme"), FAILURE);
+        lot.park(delivery(61, "order-7", "globex"), FAILURE); // its own head, not behind acme's
+        lot.park(delivery(62, "order-7", "acme"), null);
+
+        assertThat(lot.parkedKeys(List.of(delivery(63, "order-7", "initech")))).as("a third tenant flows").isEmpty();
+        assertThat(lot.parkedKeys(List.of(delivery(63, "order-7", "globex")))).hasSize(1);
+        assertThat(rows()).containsExactly("60 failing", "61 failing", "62 behind");
+        ParkingLot.Parked first = awaitHead();
+        ParkingLot.Parked second = awaitHead();
+        assertThat(List.of(first.record().offset(), second.record().offset())).as("both tenants' heads at once")
+                .containsExactlyInAnyOrder(60L, 61L);
+        ParkingLot.Parked acme = first.record().offset() == 60 ? first : second;
+        lot.done(acme);
+        assertThat(awaitHead().record().offset()).as("acme's next event, once acme's head is done").isEqualTo(62);
+    }
+
+    @Test
     void operators_leave_a_head_that_is_running_to_its_run_so_the_events_behind_it_never_overtake_it() {
         lot.park(delivery(50, "k1"), FAILURE);
         lot.park(delivery(51, "k1"), null);
@@ -143,12 +161,16 @@ class ParkingLotIT {
     }
 
     static Delivery delivery(long offset, String key) {
-        return Delivery.of(0, record(offset, key), HANDLERS, RecordSigning.off());
+        return delivery(offset, key, "acme");
     }
 
-    static ConsumerRecord<String, byte[]> record(long offset, String key) {
+    static Delivery delivery(long offset, String key, String tenant) {
+        return Delivery.of(0, record(offset, key, tenant), HANDLERS, RecordSigning.off());
+    }
+
+    static ConsumerRecord<String, byte[]> record(long offset, String key, String tenant) {
         RecordHeaders headers = new RecordHeaders();
-        Map.of(WireFormat.EVENT_ID, UUID.randomUUID().toString(), WireFormat.TENANT_ID, "acme", WireFormat.ACTOR_ID,
+        Map.of(WireFormat.EVENT_ID, UUID.randomUUID().toString(), WireFormat.TENANT_ID, tenant, WireFormat.ACTOR_ID,
                 "alice", WireFormat.EVENT_TYPE, "OrderPlaced", WireFormat.EVENT_VERSION, "1")
                 .forEach((name, value) -> headers.add(name, value.getBytes(StandardCharsets.UTF_8)));
         return new ConsumerRecord<>("once.order", 0, offset, 0L, TimestampType.CREATE_TIME, -1, -1, key,
