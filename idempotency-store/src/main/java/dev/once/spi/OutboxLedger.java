@@ -65,6 +65,35 @@ public final class OutboxLedger {
 
     static final String PARKED = "SELECT true FROM outbox_event WHERE id = ? AND parked_at IS NOT NULL";
 
+    /**
+     * Which of the given transaction ids (32 bits, as logical decoding gives them) belong to transactions still in
+     * progress: each is placed in the epoch of the current snapshot's xmax (a recent transaction is at most one epoch
+     * behind it) and asked of {@code pg_xact_status}, without assigning a transaction id of this session's own.
+     */
+    static final String IN_PROGRESS = """
+            SELECT x.xid
+            FROM (SELECT CAST(CAST(pg_snapshot_xmax(pg_current_snapshot()) AS text) AS numeric) AS xmax) s
+            CROSS JOIN LATERAL (SELECT trunc(s.xmax / 4294967296) AS epoch) e
+            CROSS JOIN unnest(CAST(? AS bigint[])) AS x(xid)
+            WHERE pg_xact_status(CAST(CAST(
+                      CASE WHEN e.epoch * 4294967296 + x.xid > s.xmax THEN (e.epoch - 1) * 4294967296 + x.xid
+                           ELSE e.epoch * 4294967296 + x.xid END AS text) AS xid8)) = 'in progress'
+            """;
+
+    /**
+     * Which of {@code transactions} are still in progress. A commit is decoded and streamed once it is flushed, which
+     * is before it is visible: a moment before on a lone server, and for as long as the commit waits for a
+     * synchronous standby. A streamed row that cannot be seen yet belongs to such a transaction.
+     */
+    public Set<Long> inProgress(Collection<Long> transactions) {
+        if (transactions.isEmpty()) {
+            return Set.of();
+        }
+        Object[] ids = transactions.stream().distinct().toArray();
+        return new HashSet<>(jdbc.query(IN_PROGRESS, ps -> ps.setArray(1, ps.getConnection().createArrayOf("bigint", ids)),
+                (rs, n) -> rs.getLong(1)));
+    }
+
     static final String PARKED_AGGREGATES = """
             SELECT DISTINCT aggregate_type || '/' || aggregate_id FROM outbox_event
             WHERE parked_at IS NOT NULL AND aggregate_type || '/' || aggregate_id = ANY(?)

@@ -58,6 +58,27 @@ class OutboxLedgerIT {
     }
 
     @Test
+    void a_transaction_is_in_progress_until_it_ends_as_logical_decoding_numbers_it() throws Exception {
+        OutboxLedger ledger = new OutboxLedger(jdbc, Duration.ZERO);
+        long ended = jdbc.queryForObject(XID, Long.class); // its own transaction, over once the statement returns
+        try (java.sql.Connection open = db.dataSource().getConnection()) {
+            open.setAutoCommit(false);
+            long running;
+            try (java.sql.Statement s = open.createStatement(); java.sql.ResultSet rs = s.executeQuery(XID)) {
+                rs.next();
+                running = rs.getLong(1);
+            }
+            assertThat(ledger.inProgress(List.of(running, ended))).containsExactly(running);
+            open.commit();
+            assertThat(ledger.inProgress(List.of(running, ended))).isEmpty();
+        }
+        assertThat(ledger.inProgress(List.of())).isEmpty();
+    }
+
+    /** The current transaction's id in 32 bits, as logical decoding (and Debezium's {@code source.txId}) gives it. */
+    static final String XID = "SELECT CAST(CAST(pg_current_xact_id() AS text) AS bigint) % 4294967296";
+
+    @Test
     void with_a_retention_period_settling_marks_the_rows_published() {
         UUID id = insert();
         OutboxLedger ledger = new OutboxLedger(jdbc, Duration.ofDays(7));

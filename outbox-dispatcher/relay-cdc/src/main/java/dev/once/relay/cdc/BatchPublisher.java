@@ -25,6 +25,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.function.Consumer;
 import javax.sql.DataSource;
+import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,8 +44,7 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
 
     private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
 
-    /** How long parking waits for a row not visible yet: a commit is streamed a moment before it is visible. */
-    static final Duration PARK_WAIT = Duration.ofSeconds(30);
+    /** How often parking looks again for a row not visible yet. */
     static final Duration PARK_RETRY = Duration.ofMillis(20);
 
     private final String name;
@@ -57,6 +57,7 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
     private final Consumer<RelayState> states;
     private final RelayState leading;
     private final RateLimitedLog problems;
+    private final RateLimitedLog invisible;
     private volatile boolean delivering;
 
     /**
@@ -76,6 +77,7 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
         this.states = states;
         this.leading = leading;
         this.problems = new RateLimitedLog(log, "CDC relay " + name);
+        this.invisible = new RateLimitedLog(log, "CDC relay " + name);
     }
 
     @Override
@@ -84,14 +86,19 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
             throws InterruptedException {
         delivering = true;
         List<OutboxMessage> messages = new ArrayList<>();
+        Map<UUID, Long> transactions = new HashMap<>();
         for (RecordChangeEvent<SourceRecord> event : records) {
             OutboxMessage message = OutboxChangeEvents.toMessage(event.record().value());
             if (message != null) {
                 messages.add(message);
+                Long transaction = ((Struct) event.record().value()).getStruct("source").getInt64("txId");
+                if (transaction != null) {
+                    transactions.put(message.id(), transaction);
+                }
             }
         }
         if (!messages.isEmpty()) {
-            publish(messages);
+            publish(messages, transactions);
         }
         for (RecordChangeEvent<SourceRecord> event : records) {
             committer.markProcessed(event);
@@ -107,8 +114,11 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
         return delivering;
     }
 
-    /** Publishes {@code messages} but those of parked aggregates, and parks what Kafka did not take. */
-    private void publish(List<OutboxMessage> messages) throws InterruptedException {
+    /**
+     * Publishes {@code messages} but those of parked aggregates, and parks what Kafka did not take;
+     * {@code transactions}: the transaction each message's row was inserted by.
+     */
+    private void publish(List<OutboxMessage> messages, Map<UUID, Long> transactions) throws InterruptedException {
         Set<String> parked = ledger.parkedAggregates(messages.stream().map(OutboxMessage::aggregate).toList());
         EventTransport.Delivery delivery = send(messages.stream().filter(m -> !parked.contains(m.aggregate())).toList());
         Instant acknowledgedAt = Instant.now();
@@ -120,7 +130,7 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
             }
         }
         if (!parking.isEmpty()) {
-            park(parking);
+            park(parking, transactions);
         }
         delivery.report(messages, acknowledgedAt, listener);
     }
@@ -150,22 +160,34 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
     }
 
     /**
-     * Parks {@code rows} in one transaction, committed before the offsets may move past them, and again for the rows
-     * it did not find, until {@link #PARK_WAIT} has passed.
+     * Parks {@code rows} in one transaction, committed before the offsets may move past them. A row not found is looked
+     * for again for as long as its transaction is in progress: its commit was streamed before it became visible, a
+     * moment before on a lone server, as long as a synchronous standby keeps the commit waiting. A row still not found
+     * once its transaction had ended was deleted, and nothing waits for it.
      */
-    private void park(Map<UUID, String> rows) throws InterruptedException {
+    private void park(Map<UUID, String> rows, Map<UUID, Long> transactions) throws InterruptedException {
         Map<UUID, String> left = new HashMap<>(rows);
-        long deadline = System.nanoTime() + PARK_WAIT.toNanos();
+        Set<UUID> ended = new HashSet<>(); // not found although their transaction had ended before the last look
         while (true) {
             Set<UUID> notFound = tx.execute(status -> ledger.park(left));
             left.keySet().retainAll(notFound);
+            Set<UUID> deleted = new HashSet<>(left.keySet());
+            deleted.retainAll(ended);
+            if (!deleted.isEmpty()) {
+                log.warn("CDC relay {} did not find the rows of events {} to park them: they were deleted", name,
+                        deleted);
+                left.keySet().removeAll(deleted);
+            }
             if (left.isEmpty()) {
+                invisible.resolved();
                 return;
             }
-            if (System.nanoTime() > deadline) {
-                log.warn("CDC relay {} did not find the rows of events {} to park them; nothing else waits for them",
-                        name, left.keySet());
-                return;
+            Set<Long> running = ledger.inProgress(left.keySet().stream().map(transactions::get)
+                    .filter(java.util.Objects::nonNull).toList());
+            left.keySet().stream().filter(id -> !running.contains(transactions.get(id))).forEach(ended::add);
+            if (!running.isEmpty()) {
+                invisible.report("waits for transactions " + running + " to become visible, to park events of theirs "
+                        + "(a commit waiting for a synchronous standby?)", null, RateLimitedLog.Kind.OUTAGE, PARK_RETRY);
             }
             if (!stopping.pause(PARK_RETRY)) {
                 throw new InterruptedException("CDC relay " + name + " stepped down while parking");
