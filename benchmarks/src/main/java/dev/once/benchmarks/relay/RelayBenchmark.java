@@ -46,6 +46,7 @@ import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -53,7 +54,12 @@ import java.util.stream.Stream;
 import javax.management.JMException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
+import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.SchemaBuilder;
 import org.apache.kafka.connect.data.Struct;
@@ -83,8 +89,11 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * Before them, the CDC relay runs once with Kafka taken out (a transport that acknowledges at once): the floor of
  * Debezium's decoding and the relay's bookkeeping; and Debezium's engine runs alone, with a handler that counts
  * ({@code --no-floor} skips both). Both floors can also be listed in {@code --relays} ({@code cdc-floor},
- * {@code engine-floor}), to alternate them with the relay in one run; {@code engine-floor-nostats} is Debezium's
- * engine alone with its statistics of its lag off too ({@code statistics.metrics.enabled}, on by default). Each relay
+ * {@code engine-floor}), to alternate them with the relay in one run; {@code engine-kafka-floor} is Debezium's engine
+ * with a handler that publishes each row's key and payload with the relay's producer settings and waits for the
+ * batch's acknowledgements before its offsets move (the relay's floor with Kafka in); {@code engine-floor-nostats} is
+ * Debezium's engine alone with its statistics of its lag off too ({@code statistics.metrics.enabled}, on by default).
+ * Each relay
  * runs once per entry of {@code --signing off,on,on,off} (records unsigned, or signed with an HMAC key as
  * {@code once.outbox.signing.keys} would; the ABBA order lets warm-up and drift weigh on both alike), and a summary
  * compares the means of the signed drain and latency with the unsigned ones of the same run. With {@code --heap}, the
@@ -164,7 +173,7 @@ public final class RelayBenchmark {
         for (int i = 1; i <= o.warmUp(); i++) {
             // the JIT compiles the relay's and Debezium's code here, as it has in a relay that has run for a while
             System.out.printf(Locale.ROOT, "%nwarm-up %d of %d, not recorded:%n", i, o.warmUp());
-            if (o.relays().get(0).startsWith("engine-floor")) {
+            if (o.relays().get(0).startsWith("engine-")) {
                 engineFloor(server, o, bare, o.relays().get(0));
             } else {
                 run(server, bootstrap, o.relays().get(0), RecordSigning.off(), o, bare);
@@ -181,7 +190,7 @@ public final class RelayBenchmark {
         }
         for (String relay : o.relays()) {
             for (String signing : o.signings()) {
-                if (relay.startsWith("engine-floor")) {
+                if (relay.startsWith("engine-")) {
                     engineFloor(server, o, bare, relay); // no Kafka, so no signing either
                     continue;
                 }
@@ -321,7 +330,8 @@ public final class RelayBenchmark {
      * bookkeeping; rows stay in the table). The relay creates the publication and the slot first and steps aside.
      * Prints the drain of {@code rows} committed at once, the bursts, and what Debezium's per-event JMX summary
      * costs on an idle thread. {@code variant}: {@code engine-floor} with the relay's configuration,
-     * {@code engine-floor-nostats} with Debezium's statistics of its lag (their quantiles) off as well.
+     * {@code engine-floor-nostats} with Debezium's statistics of its lag (their quantiles) off as well,
+     * {@code engine-kafka-floor} publishing to Kafka as a sink would.
      */
     private static void engineFloor(PostgresServer server, Options o, Map<Integer, Double> bursts, String variant)
             throws Exception {
@@ -352,32 +362,55 @@ public final class RelayBenchmark {
             ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
             AtomicLong counted = new AtomicLong();
             JdbcOffsetBackingStore.register(slot, ds);
+            boolean kafka = variant.startsWith(ENGINE_KAFKA_FLOOR);
+            String topic = "bench-engine-" + Long.toHexString(System.nanoTime());
+            if (kafka) {
+                TestKafka.createTopic(topic, 4);
+            }
+            KafkaProducer<String, byte[]> producer = kafka ? floorProducer() : null;
             DebeziumEngine<RecordChangeEvent<SourceRecord>> engine = DebeziumEngine
                     .create(ChangeEventFormat.of(io.debezium.embedded.Connect.class))
                     .using(engineProperties(settings, options, variant))
                     .notifying((records, committer) -> {
-                        long now = System.currentTimeMillis();
-                        int n = 0;
+                        List<Long> committedAt = new ArrayList<>(records.size());
+                        List<Future<RecordMetadata>> acks = new ArrayList<>(records.size());
                         for (RecordChangeEvent<SourceRecord> event : records) {
                             if (event.record().value() instanceof Struct value && value.schema().field("source") != null
                                     && "outbox_event".equals(value.getStruct("source").getString("table"))) {
-                                latencies.add(Duration.ofMillis(now - value.getStruct("source").getInt64("ts_ms")).toNanos());
-                                n++;
+                                committedAt.add(value.getStruct("source").getInt64("ts_ms"));
+                                if (producer != null) { // the row's key and payload as they are, as a sink would send them
+                                    Struct after = value.getStruct("after");
+                                    acks.add(producer.send(new ProducerRecord<>(topic, after.getString("aggregate_id"),
+                                            bytes(after.get("payload")))));
+                                }
                             }
+                        }
+                        for (Future<RecordMetadata> ack : acks) { // every acknowledgement before the offsets move
+                            try {
+                                ack.get();
+                            } catch (java.util.concurrent.ExecutionException e) {
+                                throw new IllegalStateException("Kafka refused a record of the floor", e);
+                            }
+                        }
+                        long now = System.currentTimeMillis();
+                        committedAt.forEach(ts -> latencies.add(Duration.ofMillis(now - ts).toNanos()));
+                        for (RecordChangeEvent<SourceRecord> event : records) {
                             committer.markProcessed(event);
                         }
                         committer.markBatchFinished();
-                        counted.addAndGet(n);
+                        counted.addAndGet(committedAt.size());
                     })
                     .build();
-            try (engine) {
+            try (producer; engine) { // the engine stops first: no batch sends after the producer closed
                 engineThread.submit(engine);
                 while (jdbc.queryForObject("SELECT count(*) FROM pg_replication_slots WHERE slot_name = ? AND active",
                         Long.class, slot) == 0) {
                     LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
                 }
                 System.out.printf(Locale.ROOT, "%n%s: Debezium's engine alone (relay configuration%s, a handler that "
-                        + "counts), slot %s%n", variant, variant.endsWith("-nostats") ? " and its statistics off" : "", slot);
+                        + "%s), slot %s%n", variant, variant.endsWith("-nostats") ? " and its statistics off" : "",
+                        kafka ? "sends each row's key and payload to Kafka with the relay's producer settings and waits "
+                                + "for the batch's acknowledgements" : "counts", slot);
                 jdbc.update(INSERT_BACKLOG, o.aggregates(), o.rows());
                 long committed = System.nanoTime();
                 while (counted.get() < o.rows()) {
@@ -385,7 +418,8 @@ public final class RelayBenchmark {
                 }
                 System.out.printf(Locale.ROOT, "%s: decoded %d rows at %.0f events/s from their commit%n", variant, o.rows(),
                         o.rows() / ((System.nanoTime() - committed) / 1e9));
-                bursts(variant, "commit->handler", schema, bursts, o, counted, latencies, jdbc, slot);
+                bursts(variant, kafka ? "commit->ack" : "commit->handler", schema, bursts, o, counted, latencies, jdbc,
+                        slot);
             }
         } finally {
             engineThread.shutdownNow();
@@ -394,6 +428,26 @@ public final class RelayBenchmark {
         }
         System.out.printf(Locale.ROOT, "engine-floor: Debezium's JMX summary of one event (CommonEventMeter.onEvent, a "
                 + "new ObjectMapper per call), on an idle thread: %s%n", summaryCost());
+    }
+
+    /** The variant of {@link #engineFloor} whose handler publishes to Kafka: the floor of the relay with Kafka in. */
+    static final String ENGINE_KAFKA_FLOOR = "engine-kafka-floor";
+
+    /** The relay's producer settings ({@link KafkaTransport#defaults}, {@link KafkaTransport#REQUIRED}), on raw bytes. */
+    private static KafkaProducer<String, byte[]> floorProducer() {
+        Map<String, Object> config = KafkaTransport.defaults(Duration.ofSeconds(30));
+        config.putAll(KafkaTransport.REQUIRED);
+        config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
+        return new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());
+    }
+
+    private static byte[] bytes(Object column) {
+        if (column instanceof java.nio.ByteBuffer buffer) {
+            byte[] copy = new byte[buffer.remaining()];
+            buffer.duplicate().get(copy);
+            return copy;
+        }
+        return (byte[]) column;
     }
 
     /**
