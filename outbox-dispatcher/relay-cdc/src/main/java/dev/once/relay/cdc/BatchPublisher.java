@@ -86,19 +86,14 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
             throws InterruptedException {
         delivering = true;
         List<OutboxMessage> messages = new ArrayList<>();
-        Map<UUID, Long> transactions = new HashMap<>();
         for (RecordChangeEvent<SourceRecord> event : records) {
             OutboxMessage message = OutboxChangeEvents.toMessage(event.record().value());
             if (message != null) {
                 messages.add(message);
-                Long transaction = ((Struct) event.record().value()).getStruct("source").getInt64("txId");
-                if (transaction != null) {
-                    transactions.put(message.id(), transaction);
-                }
             }
         }
         if (!messages.isEmpty()) {
-            publish(messages, transactions);
+            publish(messages, records);
         }
         for (RecordChangeEvent<SourceRecord> event : records) {
             committer.markProcessed(event);
@@ -115,10 +110,11 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
     }
 
     /**
-     * Publishes {@code messages} but those of parked aggregates, and parks what Kafka did not take;
-     * {@code transactions}: the transaction each message's row was inserted by.
+     * Publishes {@code messages} but those of parked aggregates, and parks what Kafka did not take; {@code records}:
+     * the batch's change events, which say what transaction inserted each row.
      */
-    private void publish(List<OutboxMessage> messages, Map<UUID, Long> transactions) throws InterruptedException {
+    private void publish(List<OutboxMessage> messages, List<RecordChangeEvent<SourceRecord>> records)
+            throws InterruptedException {
         Set<String> parked = ledger.parkedAggregates(messages.stream().map(OutboxMessage::aggregate).toList());
         EventTransport.Delivery delivery = send(messages.stream().filter(m -> !parked.contains(m.aggregate())).toList());
         Instant acknowledgedAt = Instant.now();
@@ -130,7 +126,7 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
             }
         }
         if (!parking.isEmpty()) {
-            park(parking, transactions);
+            park(parking, transactions(records, parking.keySet()));
         }
         delivery.report(messages, acknowledgedAt, listener);
     }
@@ -157,6 +153,20 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
             }
         }
         return new EventTransport.Delivery(List.of(), Map.of());
+    }
+
+    /** The transaction that inserted the row of each of {@code ids}, as the batch's change events say ({@code txId}). */
+    private static Map<UUID, Long> transactions(List<RecordChangeEvent<SourceRecord>> records, Set<UUID> ids) {
+        Map<UUID, Long> transactions = new HashMap<>();
+        for (RecordChangeEvent<SourceRecord> event : records) {
+            OutboxMessage message = OutboxChangeEvents.toMessage(event.record().value());
+            Long transaction = message == null || !ids.contains(message.id()) ? null
+                    : ((Struct) event.record().value()).getStruct("source").getInt64("txId");
+            if (transaction != null) {
+                transactions.put(message.id(), transaction);
+            }
+        }
+        return transactions;
     }
 
     /**
