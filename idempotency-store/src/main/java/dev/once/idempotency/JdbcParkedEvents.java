@@ -87,7 +87,8 @@ final class JdbcParkedEvents implements ParkedEvents {
             SELECT h.handler_key, fingerprint, min(exception_class) AS exception_class,
                    (array_agg(message ORDER BY last_failed_at DESC NULLS LAST, id DESC))[1] AS message,
                    count(*) AS events,
-                   count(DISTINCT (group_id, topic, kafka_partition, coalesce(record_key, CAST(id AS text)), tenant_id)) AS keys,
+                   count(DISTINCT (group_id, topic, kafka_partition, coalesce(record_key, CAST(id AS text)),
+                                   tenant_id)) AS keys,
                    min(first_failed_at) AS first_failed_at, max(last_failed_at) AS last_failed_at,
                    (array_agg(DISTINCT tenant_id) FILTER (WHERE tenant_id IS NOT NULL))[1 : 20] AS tenants
             FROM once_parked_event CROSS JOIN LATERAL unnest(handler_keys) AS h(handler_key)

@@ -24,11 +24,12 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * One consumer group's parked events ({@code once_parked_event}): a key whose event failed or is held parks there,
- * and the key's later events park behind it in offset order. A key is a tenant's record key on a topic's partition:
- * an aggregate of one tenant never waits for another tenant's aggregate that shares its id, so the partition's offsets move on while the key keeps
- * its order. A key's first row that still holds is its head; only heads are retried ({@link #take}), and a head that
- * is done gives way to the next row ({@link #done}). Rows behind a head wait with {@code next_attempt_at = infinity}
- * and are made due when they become the head; every decision uses the database clock. Thread-safe.
+ * and the key's later events park behind it in offset order, so the partition's offsets move on while the key keeps
+ * its order. A key is one tenant's record key on a topic's partition: an aggregate of one tenant never waits behind
+ * another tenant's aggregate that shares its id. A key's first row that still holds is its head; only heads are
+ * retried ({@link #take}), and a head that is done gives way to the next row ({@link #done}). Rows behind a head wait
+ * with {@code next_attempt_at = infinity} and are made due when they become the head; every decision uses the
+ * database clock. Thread-safe.
  */
 final class ParkingLot {
 

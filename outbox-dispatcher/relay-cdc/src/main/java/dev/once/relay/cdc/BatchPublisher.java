@@ -84,7 +84,9 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
     public void handleBatch(List<RecordChangeEvent<SourceRecord>> records,
                             DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
             throws InterruptedException {
-        delivering = true;
+        if (!delivering) {
+            delivering = true; // once: a volatile write per batch would be for nothing
+        }
         List<OutboxMessage> messages = new ArrayList<>();
         for (RecordChangeEvent<SourceRecord> event : records) {
             OutboxMessage message = OutboxChangeEvents.toMessage(event.record().value());
