@@ -72,4 +72,17 @@ public abstract class EmbeddedRelayContractIT extends RelayContractIT {
         Received received = consumeUntil(prefix + ".order", 200);
         assertThat(received.distinctEvents()).isEqualTo(200);
     }
+
+    @Test
+    void with_nothing_to_publish_a_relay_that_cannot_reach_kafka_is_not_running_and_says_where_it_looked() {
+        assertThat(pending()).isZero();
+        OutboxRelay idle = newRelay("idle", new KafkaTransport(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                "127.0.0.1:1"), TopicRouter.byAggregateType(prefix), Duration.ofSeconds(1), SIGNING),
+                RelayOptions.ofDefaults().withBackoff(Duration.ofMillis(100), Duration.ofMillis(500)));
+        relays.add(idle);
+        idle.start();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> idle.state().status() == OutboxRelay.RelayState.Status.BACKING_OFF);
+        assertThat(idle.state().detail()).contains("Kafka at 127.0.0.1:1 did not answer");
+    }
 }

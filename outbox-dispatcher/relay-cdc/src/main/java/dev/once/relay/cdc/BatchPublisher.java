@@ -15,15 +15,16 @@ import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.source.SourceRecord;
@@ -87,13 +88,8 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
         if (!delivering) {
             delivering = true; // once: a volatile write per batch would be for nothing
         }
-        List<OutboxMessage> messages = new ArrayList<>();
-        for (RecordChangeEvent<SourceRecord> event : records) {
-            OutboxMessage message = OutboxChangeEvents.toMessage(event.record().value());
-            if (message != null) {
-                messages.add(message);
-            }
-        }
+        List<OutboxMessage> messages = records.stream()
+                .map(event -> OutboxChangeEvents.toMessage(event.record().value())).filter(Objects::nonNull).toList();
         if (!messages.isEmpty()) {
             publish(messages, records);
         }
@@ -122,11 +118,8 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
         Instant acknowledgedAt = Instant.now();
         Set<UUID> acknowledged = new HashSet<>(delivery.acknowledged());
         Map<UUID, String> parking = new LinkedHashMap<>(delivery.refused());
-        for (OutboxMessage m : messages) { // behind a parked or refused event of its aggregate: not sent
-            if (!acknowledged.contains(m.id()) && !parking.containsKey(m.id())) {
-                parking.put(m.id(), OutboxLedger.behind(m.aggregate()));
-            }
-        }
+        messages.stream().filter(m -> !acknowledged.contains(m.id())) // behind a parked or refused event: not sent
+                .forEach(m -> parking.putIfAbsent(m.id(), OutboxLedger.behind(m.aggregate())));
         if (!parking.isEmpty()) {
             park(parking, transactions(records, parking.keySet()));
         }
@@ -162,48 +155,42 @@ final class BatchPublisher implements DebeziumEngine.ChangeConsumer<RecordChange
         Map<UUID, Long> transactions = new HashMap<>();
         for (RecordChangeEvent<SourceRecord> event : records) {
             OutboxMessage message = OutboxChangeEvents.toMessage(event.record().value());
-            Long transaction = message == null || !ids.contains(message.id()) ? null
-                    : ((Struct) event.record().value()).getStruct("source").getInt64("txId");
-            if (transaction != null) {
-                transactions.put(message.id(), transaction);
+            if (message != null && ids.contains(message.id())) {
+                transactions.put(message.id(), ((Struct) event.record().value()).getStruct("source").getInt64("txId"));
             }
         }
         return transactions;
     }
 
     /**
-     * Parks {@code rows} in one transaction, committed before the offsets may move past them. A row not found is looked
-     * for again for as long as its transaction is in progress: its commit was streamed before it became visible, a
-     * moment before on a lone server, as long as a synchronous standby keeps the commit waiting. A row still not found
-     * once its transaction had ended was deleted, and nothing waits for it.
+     * Parks {@code rows}, in one transaction per look, committed before the offsets may move past them. A row not found
+     * is looked for again for as long as its transaction is in progress: its commit was streamed before it became
+     * visible, a moment before on a lone server, as long as a synchronous standby keeps the commit waiting. A row still
+     * not found by a look after its transaction had ended was deleted, and nothing waits for it.
      */
     private void park(Map<UUID, String> rows, Map<UUID, Long> transactions) throws InterruptedException {
         Map<UUID, String> left = new HashMap<>(rows);
-        Set<UUID> ended = new HashSet<>(); // not found although their transaction had ended before the last look
-        while (true) {
-            Set<UUID> notFound = tx.execute(status -> ledger.park(left));
-            left.keySet().retainAll(notFound);
-            Set<UUID> deleted = new HashSet<>(left.keySet());
-            deleted.retainAll(ended);
+        left.keySet().retainAll(tx.execute(status -> ledger.park(left)));
+        while (!left.isEmpty()) {
+            Set<Long> running = ledger.inProgress(left.keySet().stream().map(transactions::get)
+                    .filter(Objects::nonNull).toList()); // asked before the next look, which sees what has ended
+            left.keySet().retainAll(tx.execute(status -> ledger.park(left)));
+            Set<UUID> deleted = left.keySet().stream().filter(id -> !running.contains(transactions.get(id)))
+                    .collect(Collectors.toSet());
             if (!deleted.isEmpty()) {
                 log.warn("CDC relay {} did not find the rows of events {} to park them: they were deleted", name,
                         deleted);
                 left.keySet().removeAll(deleted);
             }
-            if (left.isEmpty()) {
-                invisible.resolved();
-                return;
-            }
-            Set<Long> running = ledger.inProgress(left.keySet().stream().map(transactions::get)
-                    .filter(java.util.Objects::nonNull).toList());
-            left.keySet().stream().filter(id -> !running.contains(transactions.get(id))).forEach(ended::add);
-            if (!running.isEmpty()) {
-                invisible.report("waits for transactions " + running + " to become visible, to park events of theirs "
-                        + "(a commit waiting for a synchronous standby?)", null, RateLimitedLog.Kind.OUTAGE, PARK_RETRY);
-            }
-            if (!stopping.pause(PARK_RETRY)) {
-                throw new InterruptedException("CDC relay " + name + " stepped down while parking");
+            if (!left.isEmpty()) {
+                invisible.report("waits for transactions " + running + " to become visible, to park events of "
+                        + "theirs (a commit waiting for a synchronous standby?)", null, RateLimitedLog.Kind.OUTAGE,
+                        PARK_RETRY);
+                if (!stopping.pause(PARK_RETRY)) {
+                    throw new InterruptedException("CDC relay " + name + " stepped down while parking");
+                }
             }
         }
+        invisible.resolved();
     }
 }

@@ -9,10 +9,12 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.stream.Collectors;
+import org.postgresql.PGProperty;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 /**
  * What the CDC relay checks with plain SQL when it becomes leader, before Debezium starts: each misconfiguration that
@@ -25,8 +27,11 @@ final class CdcPreflight {
 
     private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
 
-    static final String WAL_LEVEL = "SELECT current_setting('wal_level')";
-    static final String SERVER_VERSION = "SELECT current_setting('server_version_num')::int";
+    /** What the server runs with: its version, wal_level, the database, and how many slots it may have. */
+    static final String SERVER = """
+            SELECT current_setting('server_version_num')::int, current_setting('wal_level'), current_database(),
+                   current_setting('max_replication_slots')::int
+            """;
     /**
      * PostgreSQL 14: pgoutput decodes logical messages, which the heartbeat writes ({@code pg_logical_emit_message}),
      * so that a quiet outbox moves the slot without the relay's role writing to any table.
@@ -41,23 +46,19 @@ final class CdcPreflight {
                 SELECT 1 FROM pg_roles g WHERE g.rolname = 'rds_replication' AND pg_has_role(r.oid, g.oid, 'MEMBER'))
             FROM pg_roles r WHERE r.rolname = current_user
             """;
-    static final String DATABASE = "SELECT current_database()";
-    /** The slot's type, database and WAL status; a physical slot has no database. */
-    static final String SLOT = "SELECT slot_type, database, wal_status FROM pg_replication_slots WHERE slot_name = ?";
     /** Drops a slot PostgreSQL invalidated; an active one (a walsender still holds it) is refused. */
     static final String DROP_LOST = """
             SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
             WHERE slot_name = ? AND wal_status = 'lost'
             """;
+    /** Every slot of the cluster; a physical slot has no database. */
     static final String SLOTS = """
-            SELECT slot_name, slot_type, database, active FROM pg_replication_slots ORDER BY slot_name
+            SELECT slot_name, slot_type, database, active, wal_status FROM pg_replication_slots ORDER BY slot_name
             """;
-    static final String MAX_SLOTS = "SELECT current_setting('max_replication_slots')::int";
     /** PostgreSQL's {@code insufficient_privilege}. */
     static final String INSUFFICIENT_PRIVILEGE = "42501";
     /** How many of the slots that fill {@code max_replication_slots} a message names. */
     static final int SLOTS_NAMED = 10;
-
     /** {@code protocol_violation}: how PgBouncer refuses the {@code replication} startup parameter. */
     static final String PROTOCOL_VIOLATION = "08P01";
 
@@ -65,31 +66,45 @@ final class CdcPreflight {
     record Finding(OnceConfigurationException error, boolean lasting) {
     }
 
+    record Server(int version, String walLevel, String database, int maxSlots) {
+    }
+
     private final JdbcTemplate jdbc;
     private final CdcSettings settings;
 
-    CdcPreflight(JdbcTemplate jdbc, CdcSettings settings) {
+    private CdcPreflight(JdbcTemplate jdbc, CdcSettings settings) {
         this.jdbc = jdbc;
         this.settings = settings;
     }
 
     /**
      * The first misconfiguration found, in the order a fix must follow (what PostgreSQL runs with, who connects, the
-     * slot, the publication); null when Debezium may start.
+     * slot, the publication); null when Debezium may start. Checked on a connection of the role Debezium connects as,
+     * which may differ from the application DataSource's.
      */
-    Finding check() {
+    static Finding check(CdcSettings settings) {
+        SingleConnectionDataSource own = new SingleConnectionDataSource(settings.jdbcUrl(), settings.user(),
+                settings.password(), true);
+        try {
+            return new CdcPreflight(new JdbcTemplate(own), settings).check();
+        } finally {
+            own.destroy();
+        }
+    }
+
+    private Finding check() {
         PostgresCoordinates at = PostgresCoordinates.fromJdbcUrl(settings.jdbcUrl());
-        Integer version = jdbc.queryForObject(SERVER_VERSION, Integer.class);
-        if (version == null || version < MIN_VERSION) {
-            return lasting("PostgreSQL at " + at.host() + ":" + at.port() + " is version " + version + "; the CDC "
-                    + "relay needs 14 or later (pgoutput decodes the heartbeat's logical messages from 14 on)",
+        Server server = jdbc.queryForObject(SERVER, (rs, n) -> new Server(rs.getInt(1), rs.getString(2),
+                rs.getString(3), rs.getInt(4)));
+        if (server.version() < MIN_VERSION) {
+            return lasting("PostgreSQL at " + at.host() + ":" + at.port() + " is version " + server.version()
+                    + "; the CDC relay needs 14 or later (pgoutput decodes the heartbeat's logical messages from 14 on)",
                     "Upgrade PostgreSQL, or set once.outbox.relay.mode=polling");
         }
-        String walLevel = jdbc.queryForObject(WAL_LEVEL, String.class);
-        if (!"logical".equals(walLevel)) {
-            return lasting("PostgreSQL at " + at.host() + ":" + at.port() + " runs with wal_level = " + walLevel
-                    + "; the CDC relay reads the outbox from the write-ahead log by logical decoding, which needs "
-                    + "wal_level = logical", "Set wal_level = logical (ALTER SYSTEM SET wal_level = logical, or in "
+        if (!"logical".equals(server.walLevel())) {
+            return lasting("PostgreSQL at " + at.host() + ":" + at.port() + " runs with wal_level = "
+                    + server.walLevel() + "; the CDC relay reads the outbox from the write-ahead log by logical "
+                    + "decoding, which needs wal_level = logical", "Set wal_level = logical (ALTER SYSTEM SET wal_level = logical, or in "
                     + "postgresql.conf) and restart PostgreSQL, or set once.outbox.relay.mode=polling to relay without "
                     + "logical decoding");
         }
@@ -101,9 +116,8 @@ final class CdcPreflight {
                     + "superuser run ALTER ROLE " + user + " REPLICATION; (on Amazon RDS: GRANT rds_replication TO "
                     + user + ";), or set once.outbox.relay.mode=polling");
         }
-        String database = jdbc.queryForObject(DATABASE, String.class);
-        Finding slot = slot(database);
-        return slot != null ? slot : publication(user, database); // last: the only check that changes anything
+        Finding slot = slot(server);
+        return slot != null ? slot : publication(user, server); // last: the only check that changes anything
     }
 
     /**
@@ -114,15 +128,11 @@ final class CdcPreflight {
      */
     static Finding throughPooler(CdcSettings settings) {
         Properties replication = new Properties();
-        if (settings.user() != null) {
-            replication.setProperty("user", settings.user());
-        }
-        if (settings.password() != null) {
-            replication.setProperty("password", settings.password());
-        }
-        replication.setProperty("replication", "database");
-        replication.setProperty("assumeMinServerVersion", "10");
-        replication.setProperty("preferQueryMode", "simple");
+        PGProperty.USER.set(replication, settings.user());
+        PGProperty.PASSWORD.set(replication, settings.password());
+        PGProperty.REPLICATION.set(replication, "database");
+        PGProperty.ASSUME_MIN_SERVER_VERSION.set(replication, "10");
+        PGProperty.PREFER_QUERY_MODE.set(replication, "simple");
         try (Connection ignored = DriverManager.getConnection(settings.jdbcUrl(), replication)) {
             return null;
         } catch (SQLException e) {
@@ -138,8 +148,8 @@ final class CdcPreflight {
         }
     }
 
-    private Finding publication(String user, String database) {
-        CdcPublication publication = new CdcPublication(jdbc, settings);
+    private Finding publication(String user, Server server) {
+        CdcPublication publication = new CdcPublication(jdbc, settings, server.version());
         try {
             publication.ensure();
             return null;
@@ -151,20 +161,22 @@ final class CdcPreflight {
             String outbox = settings.schema() + ".outbox_event";
             return new Finding(new OnceConfigurationException("The role " + user + " may not create the publication "
                     + settings.publicationName() + " (SQLState 42501, insufficient_privilege): that takes CREATE on "
-                    + "database " + database + " and ownership of " + outbox, "Create it once as the table's owner: "
-                    + publication.createStatement() + "; or let the relay create it: GRANT CREATE ON DATABASE "
-                    + database + " TO " + user + "; and ALTER TABLE " + outbox + " OWNER TO " + user + ";", e), true);
+                    + "database " + server.database() + " and ownership of " + outbox, "Create it once as the table's "
+                    + "owner: " + publication.createStatement() + "; or let the relay create it: GRANT CREATE ON "
+                    + "DATABASE " + server.database() + " TO " + user + "; and ALTER TABLE " + outbox + " OWNER TO "
+                    + user + ";", e), true);
         }
     }
 
-    private Finding slot(String database) {
+    private Finding slot(Server server) {
         String slot = settings.slotName();
-        List<String[]> found = jdbc.query(SLOT, (rs, n) -> new String[] {rs.getString(1), rs.getString(2),
-                rs.getString(3)}, slot);
-        if (!found.isEmpty()) {
-            Slot existing = new Slot(slot, found.get(0)[0], found.get(0)[1], false);
+        String database = server.database();
+        List<Slot> taken = jdbc.query(SLOTS, (rs, n) -> new Slot(rs.getString(1), rs.getString(2), rs.getString(3),
+                rs.getBoolean(4), rs.getString(5)));
+        Slot existing = taken.stream().filter(s -> s.name().equals(slot)).findFirst().orElse(null);
+        if (existing != null) {
             if (database.equals(existing.database()) && "logical".equals(existing.type())) {
-                if ("lost".equals(found.get(0)[2])) {
+                if ("lost".equals(existing.walStatus())) {
                     log.warn("Replication slot {} was invalidated by PostgreSQL (wal_status lost: the WAL it needed was "
                             + "removed); it is dropped and created anew, and every row it did not confirm is published "
                             + "again", slot);
@@ -180,9 +192,7 @@ final class CdcPreflight {
                     + "this service's own" + (slot.equals(derived) ? ""
                     : " (left empty, the relay names it after the database: " + derived + ")"));
         }
-        List<Slot> taken = jdbc.query(SLOTS, (rs, n) -> new Slot(rs.getString(1), rs.getString(2), rs.getString(3),
-                rs.getBoolean(4)));
-        int max = Objects.requireNonNull(jdbc.queryForObject(MAX_SLOTS, Integer.class));
+        int max = server.maxSlots();
         if (taken.size() < max) {
             return null;
         }
@@ -201,8 +211,8 @@ final class CdcPreflight {
         return new Finding(new OnceConfigurationException(problem, fix), true);
     }
 
-    /** A slot as the exhausted-slots message names it. */
-    record Slot(String name, String type, String database, boolean active) {
+    /** A slot of the cluster, as the exhausted-slots message names it. */
+    record Slot(String name, String type, String database, boolean active, String walStatus) {
 
         String describe() {
             return name + " (" + (database == null ? type : "database " + database) + (active ? "" : ", inactive") + ")";

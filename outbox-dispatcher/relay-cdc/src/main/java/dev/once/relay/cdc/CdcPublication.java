@@ -36,7 +36,6 @@ final class CdcPublication {
               AND (SELECT array_agg(a::text ORDER BY a::text) FROM unnest(attnames) AS a)
                   IS DISTINCT FROM string_to_array(?, ',')
             """;
-    static final String SERVER_VERSION = "SELECT current_setting('server_version_num')::int";
     /** Column lists in publications, from PostgreSQL 15 ({@code server_version_num}). */
     static final int COLUMN_LISTS_FROM = 150_000;
 
@@ -44,11 +43,11 @@ final class CdcPublication {
     private final CdcSettings settings;
     private final boolean columnLists;
 
-    CdcPublication(JdbcTemplate jdbc, CdcSettings settings) {
+    /** @param serverVersion PostgreSQL's {@code server_version_num} */
+    CdcPublication(JdbcTemplate jdbc, CdcSettings settings, int serverVersion) {
         this.jdbc = jdbc;
         this.settings = settings;
-        Integer version = jdbc.queryForObject(SERVER_VERSION, Integer.class);
-        this.columnLists = version != null && version >= COLUMN_LISTS_FROM;
+        this.columnLists = serverVersion >= COLUMN_LISTS_FROM;
     }
 
     /** The statement that creates the publication: what the relay runs, and what an operator runs by hand. */

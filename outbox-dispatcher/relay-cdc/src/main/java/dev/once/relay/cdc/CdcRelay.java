@@ -54,7 +54,8 @@ public final class CdcRelay implements OutboxRelay {
             throw new IllegalArgumentException("the watermarks of slot " + watermarks.slotName() + " cannot tell what "
                     + "slot " + settings.slotName() + " published");
         }
-        this.leadership = new Leadership(name, dataSource, settings, transport, options, listener, slotWait);
+        this.leadership = new Leadership(name, settings, transport, listener, states -> EngineSession.start(name,
+                dataSource, settings, transport, options, listener, states, slotWait));
         this.watermarks = watermarks;
     }
 

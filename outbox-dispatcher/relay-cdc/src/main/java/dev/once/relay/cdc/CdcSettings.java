@@ -43,14 +43,15 @@ public record CdcSettings(String jdbcUrl, String user, String password, String s
             throw new IllegalArgumentException("retryFirst must be positive and retryMax >= retryFirst, were "
                     + retryFirst + " and " + retryMax);
         }
-        if (slotName == null || !slotName.matches("[a-z0-9_]{1,63}")) {
-            throw new IllegalArgumentException("slotName must be 1-63 of [a-z0-9_], was " + slotName);
-        }
-        if (publicationName == null || !publicationName.matches("[a-z0-9_]{1,63}")) {
-            throw new IllegalArgumentException("publicationName must be 1-63 of [a-z0-9_], was " + publicationName);
-        }
-        if (schema == null || !schema.matches("[A-Za-z0-9_]{1,63}")) {
-            throw new IllegalArgumentException("schema must be a plain identifier, was " + schema);
+        requireName("slotName", slotName, "[a-z0-9_]{1,63}");
+        requireName("publicationName", publicationName, "[a-z0-9_]{1,63}");
+        requireName("schema", schema, "[A-Za-z0-9_]{1,63}");
+    }
+
+    private static void requireName(String what, String name, String pattern) {
+        if (name == null || !name.matches(pattern)) {
+            throw new IllegalArgumentException(what + " must be 1-63 of " + pattern.replace("{1,63}", "") + ", was "
+                    + name);
         }
     }
 

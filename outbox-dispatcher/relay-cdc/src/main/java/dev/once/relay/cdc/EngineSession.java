@@ -8,6 +8,7 @@ import dev.once.relay.RelayListener;
 import dev.once.relay.RelayOptions;
 import dev.once.relay.cdc.internal.EngineProperties;
 import dev.once.relay.cdc.internal.JdbcOffsetBackingStore;
+import dev.once.spi.TransientFailures;
 import dev.once.spi.Waiter;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
@@ -37,11 +38,12 @@ final class EngineSession implements AutoCloseable {
     static final Duration SLOT_WAIT = Duration.ofSeconds(60);
     static final Duration SLOT_POLL = Duration.ofMillis(50);
 
-    /** The engine stopped, or could not start: what the relay reports is its cause. */
+    /** The engine stopped, or could not start: {@code why}, or its {@code cause} summarised by its deepest cause. */
     static final class EngineFailure extends OnceException {
 
-        EngineFailure(String message, Throwable cause) {
-            super(message, cause);
+        EngineFailure(CdcSettings settings, String why, Throwable cause) {
+            super("The CDC engine of slot " + settings.slotName() + " stopped: "
+                    + (cause == null ? why : TransientFailures.describe(cause)), cause);
         }
     }
 
@@ -89,13 +91,13 @@ final class EngineSession implements AutoCloseable {
                 && !outbox.slot(settings.slotName()).active()) {
             if (System.nanoTime() > deadline || !session.stopping.pause(SLOT_POLL)) {
                 session.close();
-                throw new EngineFailure("replication slot " + settings.slotName() + " did not become active, nor "
-                        + "did a snapshot of it begin, within " + slotWait.toSeconds() + " s", null);
+                throw new EngineFailure(settings, "replication slot " + settings.slotName() + " did not become "
+                        + "active, nor did a snapshot of it begin, within " + slotWait.toSeconds() + " s", null);
             }
         }
         if (session.failure != null) {
             session.close();
-            throw new EngineFailure("the CDC engine failed to start", session.failure);
+            throw new EngineFailure(settings, null, session.failure);
         }
         return session;
     }

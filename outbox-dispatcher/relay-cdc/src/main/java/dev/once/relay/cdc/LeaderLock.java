@@ -21,13 +21,11 @@ final class LeaderLock implements AutoCloseable {
     static final String TRY_LOCK = "SELECT pg_try_advisory_lock(?, hashtext(?))";
 
     private final CdcSettings settings;
-    private final String name;
     private Connection connection;
     private boolean held;
 
     LeaderLock(CdcSettings settings) {
         this.settings = settings;
-        this.name = settings.slotName();
     }
 
     /** Tries to take the lock; true when this instance holds it now. */
@@ -36,12 +34,12 @@ final class LeaderLock implements AutoCloseable {
             return true;
         }
         if (connection == null || !connection.isValid(2)) {
-            closeQuietly();
+            close();
             connection = DriverManager.getConnection(settings.jdbcUrl(), settings.user(), settings.password());
         }
         try (PreparedStatement ps = connection.prepareStatement(TRY_LOCK)) {
             ps.setInt(1, LEADER_LOCK_SPACE);
-            ps.setString(2, name);
+            ps.setString(2, settings.slotName());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 held = rs.getBoolean(1);
@@ -68,10 +66,6 @@ final class LeaderLock implements AutoCloseable {
     @Override
     public void close() {
         held = false;
-        closeQuietly();
-    }
-
-    private void closeQuietly() {
         if (connection != null) {
             try {
                 connection.close();

@@ -1,77 +1,72 @@
 package dev.once.relay.cdc;
 
 import dev.once.OnceConfigurationException;
+import dev.once.OnceException;
 import dev.once.relay.EventTransport;
 import dev.once.relay.OutboxRelay.RelayState;
 import dev.once.relay.RelayListener;
-import dev.once.relay.RelayOptions;
+import dev.once.relay.TransportUnavailableException;
 import dev.once.relay.cdc.internal.PostgresCoordinates;
 import dev.once.spi.Backoff;
 import dev.once.spi.RateLimitedLog;
 import dev.once.spi.TransientFailures;
 import dev.once.spi.Waiter;
 import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import javax.sql.DataSource;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 /**
  * Who runs the engine. Of all instances, the holder of the slot's advisory lock ({@link LeaderLock}) leads: it runs
- * the preflight, then an {@link EngineSession}, and checks every {@code leaderPoll} that its lock connection answers and
- * its engine streams. The others stand by and try the lock as often. A leader that cannot lead (a misconfiguration,
- * an engine failure, a lost connection) steps down, shows why in {@link #state()} (FAILED, or BACKING_OFF while
- * PostgreSQL is out of reach), and tries again after a pause that doubles from {@code retryFirst} to {@code retryMax};
- * the log says so once, then at most once a minute ({@link RateLimitedLog}). With {@code failFast}, a lasting
- * misconfiguration found by the first attempt ends the election instead ({@link #start}).
+ * the preflight, asks Kafka whether it answers, starts an {@link EngineSession}, and checks every {@code leaderPoll}
+ * that its lock connection answers and its engine streams. The others stand by and try the lock as often. A leader
+ * that cannot lead (a misconfiguration, Kafka or PostgreSQL out of reach, an engine failure) steps down, shows why in
+ * {@link #state()} (FAILED, or BACKING_OFF while out of reach), and tries again after a pause that doubles from
+ * {@code retryFirst} to {@code retryMax}; the log says so once, then at most once a minute ({@link RateLimitedLog}).
+ * With {@code failFast}, a lasting misconfiguration found by the first attempt ends the election instead.
  */
 final class Leadership {
 
     private static final Logger log = LoggerFactory.getLogger(CdcRelay.class);
 
     private final String name;
-    private final DataSource dataSource;
     private final CdcSettings settings;
     private final EventTransport transport;
-    private final RelayOptions options;
     private final RelayListener listener;
-    private final Duration slotWait;
+    private final Function<Consumer<RelayState>, EngineSession> sessions;
     private final Waiter waiter = new Waiter();
     private final RateLimitedLog problems;
     private final CountDownLatch decided = new CountDownLatch(1);
     private volatile RelayState state = new RelayState(RelayState.Status.STOPPED, "not started");
     private volatile EngineSession session;
     private volatile OnceConfigurationException startFailure;
-    private Thread thread;
+    private final Thread thread;
 
-    /** @param slotWait how long a new leader's engine may take to stream or to begin a snapshot */
-    Leadership(String name, DataSource dataSource, CdcSettings settings, EventTransport transport,
-               RelayOptions options, RelayListener listener, Duration slotWait) {
+    /** @param sessions starts a leader's engine, which reports its state while it publishes to the given consumer */
+    Leadership(String name, CdcSettings settings, EventTransport transport, RelayListener listener,
+               Function<Consumer<RelayState>, EngineSession> sessions) {
         this.name = name;
-        this.dataSource = dataSource;
         this.settings = settings;
         this.transport = transport;
-        this.options = options;
         this.listener = listener;
-        this.slotWait = slotWait;
+        this.sessions = sessions;
         this.problems = new RateLimitedLog(log, "CDC relay " + name);
+        this.thread = new Thread(this::elect, "once-cdc-election-" + name);
+        thread.setDaemon(true);
     }
 
     /**
-     * Starts the election and waits up to {@code wait} for its first attempt; returns the lasting misconfiguration that
-     * attempt found with {@code failFast}, which ended the election, or {@code null}.
+     * Starts the election, once, and waits up to {@code wait} for its first attempt; returns the lasting
+     * misconfiguration that attempt found with {@code failFast}, which ended the election, or {@code null}.
      */
-    synchronized OnceConfigurationException start(Duration wait) {
-        if (thread == null) {
-            state = new RelayState(RelayState.Status.STARTING, "electing");
-            thread = new Thread(this::elect, "once-cdc-election-" + name);
-            thread.setDaemon(true);
-            thread.start();
-        }
+    OnceConfigurationException start(Duration wait) {
+        state = new RelayState(RelayState.Status.STARTING, "electing");
+        thread.start();
         try {
             decided.await(wait.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
@@ -90,7 +85,6 @@ final class Leadership {
 
     private void elect() {
         Backoff retry = new Backoff(settings.retryFirst(), settings.retryMax());
-        boolean first = true;
         Duration pause = Duration.ZERO;
         try (LeaderLock lock = new LeaderLock(settings)) {
             while (waiter.pause(pause)) {
@@ -98,38 +92,27 @@ final class Leadership {
                 try {
                     if (session == null) {
                         CdcPreflight.Finding finding = lead(lock);
-                        if (session != null) {
-                            retry.reset();
-                        } else if (finding != null) {
+                        if (finding != null && decided.getCount() > 0 && settings.failFast() && finding.lasting()) {
                             stepDown(lock);
-                            if (first && settings.failFast() && finding.lasting()) {
-                                startFailure = finding.error(); // start() throws it: said once, by the application
-                                state = new RelayState(RelayState.Status.FAILED, finding.error().getMessage());
-                                return;
-                            }
-                            pause = retry.next();
-                            listener.failed(finding.error());
-                            cannotLead(finding.error().getMessage(), finding.error(),
-                                    RateLimitedLog.Kind.MISCONFIGURATION, pause);
+                            startFailure = finding.error(); // start() throws it: said once, by the application
+                            state = new RelayState(RelayState.Status.FAILED, finding.error().getMessage());
+                            return;
+                        } else if (finding != null) {
+                            throw finding.error();
+                        } else if (session != null) {
+                            retry.reset();
                         }
-                    } else if (session.failure() != null || !lock.stillHeld()) {
-                        Throwable failure = session.failure();
-                        stepDown(lock);
-                        pause = retry.next();
-                        if (failure != null) {
-                            failedToLead(failure, true, pause);
-                        } else {
-                            cannotLead("lost its leader lock connection to PostgreSQL", null, RateLimitedLog.Kind.OUTAGE,
-                                    pause);
-                        }
+                    } else if (session.failure() != null) {
+                        throw new EngineSession.EngineFailure(settings, null, session.failure());
+                    } else if (!lock.stillHeld()) {
+                        throw new SQLNonTransientConnectionException("lost its leader lock connection", "08006");
                     }
                 } catch (RuntimeException | SQLException e) {
                     stepDown(lock);
                     pause = retry.next();
-                    failedToLead(e, e instanceof EngineSession.EngineFailure, pause);
+                    cannotLead(e, pause);
                 } finally {
-                    first = false;
-                    decided.countDown();
+                    decided.countDown(); // the first attempt is over
                 }
             }
             stepDown(lock);
@@ -150,26 +133,15 @@ final class Leadership {
             state = new RelayState(RelayState.Status.STANDBY, "another instance leads " + settings.slotName());
             return pooled;
         }
-        CdcPreflight.Finding finding = preflight();
+        CdcPreflight.Finding finding = CdcPreflight.check(settings);
         if (finding == null) {
-            session = EngineSession.start(name, dataSource, settings, transport, options, listener, s -> state = s,
-                    slotWait);
+            transport.verify(); // not RUNNING, with nothing to publish yet, while Kafka would refuse it or not answer
+            session = sessions.apply(s -> state = s);
             state = CdcRelay.leading(settings);
             problems.resolved();
             log.info("CDC relay {} leads slot {}", name, settings.slotName());
         }
         return finding;
-    }
-
-    /** The preflight on a connection of the role Debezium connects as, which may differ from the DataSource's. */
-    private CdcPreflight.Finding preflight() {
-        SingleConnectionDataSource own = new SingleConnectionDataSource(settings.jdbcUrl(), settings.user(),
-                settings.password(), true);
-        try {
-            return new CdcPreflight(new JdbcTemplate(own), settings).check();
-        } finally {
-            own.destroy();
-        }
     }
 
     private void stepDown(LeaderLock lock) {
@@ -181,35 +153,32 @@ final class Leadership {
         lock.close();
     }
 
-    /** Shows why the relay does not lead and logs it, at most once a minute while it stays the same. */
-    private void cannotLead(String problem, Throwable cause, RateLimitedLog.Kind kind, Duration retryIn) {
-        RelayState.Status status = kind == RateLimitedLog.Kind.OUTAGE ? RelayState.Status.BACKING_OFF
-                : RelayState.Status.FAILED;
-        state = new RelayState(status, problem + " (next attempt in " + RateLimitedLog.seconds(retryIn) + " s)");
-        problems.report("cannot lead: " + problem, cause, kind, retryIn);
-    }
-
     /**
-     * An engine failure, or a failure to elect or check before it: PostgreSQL out of reach passes by itself (an outage,
-     * BACKING_OFF); anything else nobody foresaw is summarised by its deepest cause (FAILURE).
+     * Shows why the relay does not lead, and logs it at most once a minute while it stays the same: what Once found
+     * wrong in its own words (a misconfiguration and its fix, Kafka out of reach, the engine's failure), PostgreSQL out
+     * of reach as an outage, and anything else nobody foresaw by its deepest cause.
      */
-    private void failedToLead(Throwable failure, boolean engine, Duration retry) {
-        boolean outage = TransientFailures.isTransient(failure);
-        PostgresCoordinates db = PostgresCoordinates.fromJdbcUrl(settings.jdbcUrl()); // the URL may carry a password
-        String problem = (engine ? "The CDC engine of slot " + settings.slotName() + " stopped: "
-                : outage ? "The CDC relay cannot reach PostgreSQL at " + db + " as " + settings.user() + ": "
-                : "The CDC relay failed before it could lead slot " + settings.slotName() + ": ")
-                + TransientFailures.describe(failure);
-        cannotLead(problem, failure, outage ? RateLimitedLog.Kind.OUTAGE : RateLimitedLog.Kind.FAILURE, retry);
+    private void cannotLead(Throwable failure, Duration retryIn) {
+        boolean outage = TransientFailures.isTransient(failure) || failure instanceof TransportUnavailableException;
+        String problem = failure instanceof OnceException ? failure.getMessage() : (outage ? "The CDC relay cannot "
+                + "reach PostgreSQL at " + PostgresCoordinates.fromJdbcUrl(settings.jdbcUrl()) + " as "
+                + settings.user() : "The CDC relay failed before it could lead slot " + settings.slotName()) + ": "
+                + TransientFailures.describe(failure); // never the URL, which may carry a password
+        if (failure instanceof TransportUnavailableException unavailable) {
+            listener.unavailable(unavailable, retryIn);
+        } else if (failure instanceof OnceConfigurationException) {
+            listener.failed(failure);
+        }
+        state = new RelayState(outage ? RelayState.Status.BACKING_OFF : RelayState.Status.FAILED,
+                problem + " (next attempt in " + RateLimitedLog.seconds(retryIn) + " s)");
+        problems.report("cannot lead: " + problem, failure, failure instanceof OnceConfigurationException
+                ? RateLimitedLog.Kind.MISCONFIGURATION : outage ? RateLimitedLog.Kind.OUTAGE : RateLimitedLog.Kind.FAILURE,
+                retryIn);
     }
 
     /** Ends the election: the leader stops its engine and gives up its lock. Waits up to 30 s. */
     void close() {
         waiter.stop();
-        Thread current;
-        synchronized (this) {
-            current = thread;
-        }
-        Waiter.join(current, Duration.ofSeconds(30));
+        Waiter.join(thread, Duration.ofSeconds(30));
     }
 }

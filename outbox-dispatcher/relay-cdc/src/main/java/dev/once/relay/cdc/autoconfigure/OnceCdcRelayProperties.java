@@ -46,7 +46,6 @@ public class OnceCdcRelayProperties {
      */
     private boolean failFast = CdcSettings.FAIL_FAST;
 
-
     public String getSchema() {
         return schema;
     }

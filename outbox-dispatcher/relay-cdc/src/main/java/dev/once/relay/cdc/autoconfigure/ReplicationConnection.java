@@ -49,7 +49,7 @@ record ReplicationConnection(String jdbcUrl, String user, String password) {
 
     /** The URL with {@code parameters} it does not set yet; user and password stay apart. */
     ReplicationConnection withParameters(Properties parameters) {
-        Set<String> inUrl = PostgresCoordinates.parameters(jdbcUrl).keySet();
+        Set<String> inUrl = PostgresCoordinates.parameters(jdbcUrl).stringPropertyNames();
         StringBuilder url = new StringBuilder(jdbcUrl);
         parameters.stringPropertyNames().stream().sorted()
                 .filter(name -> !inUrl.contains(name) && !name.equals("user") && !name.equals("password"))

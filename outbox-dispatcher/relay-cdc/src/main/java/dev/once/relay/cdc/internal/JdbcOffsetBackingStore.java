@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import javax.sql.DataSource;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.connect.runtime.WorkerConfig;
 import org.apache.kafka.connect.storage.MemoryOffsetBackingStore;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -48,10 +49,6 @@ public class JdbcOffsetBackingStore extends MemoryOffsetBackingStore {
         DATA_SOURCES.put(key, dataSource);
     }
 
-    public static void unregister(String key) {
-        DATA_SOURCES.remove(key);
-    }
-
     @Override
     public void configure(WorkerConfig config) {
         super.configure(config);
@@ -67,13 +64,11 @@ public class JdbcOffsetBackingStore extends MemoryOffsetBackingStore {
     @Override
     public synchronized void start() {
         super.start();
-        Map<ByteBuffer, ByteBuffer> loaded = new HashMap<>();
         jdbc.query(LOAD, rs -> {
             byte[] value = rs.getBytes(2);
-            loaded.put(ByteBuffer.wrap(rs.getBytes(1)), value == null ? null : ByteBuffer.wrap(value));
+            saved.put(ByteBuffer.wrap(rs.getBytes(1)), value == null ? null : ByteBuffer.wrap(value));
         }, key);
-        data.putAll(loaded);
-        saved.putAll(loaded);
+        data.putAll(saved);
     }
 
     /**
@@ -87,8 +82,8 @@ public class JdbcOffsetBackingStore extends MemoryOffsetBackingStore {
             tx.executeWithoutResult(status -> {
                 jdbc.execute(SYNCHRONOUS);
                 for (Map.Entry<ByteBuffer, ByteBuffer> entry : data.entrySet()) {
-                    jdbc.update(SAVE, key, bytes(entry.getKey()),
-                            entry.getValue() == null ? null : bytes(entry.getValue()));
+                    jdbc.update(SAVE, key, Utils.toArray(entry.getKey()),
+                            entry.getValue() == null ? null : Utils.toArray(entry.getValue()));
                 }
             });
         } catch (RuntimeException e) {
@@ -103,12 +98,5 @@ public class JdbcOffsetBackingStore extends MemoryOffsetBackingStore {
     @Override
     public Set<Map<String, Object>> connectorPartitions(String connectorName) {
         return Set.of();
-    }
-
-    private static byte[] bytes(ByteBuffer buffer) {
-        ByteBuffer copy = buffer.duplicate();
-        byte[] out = new byte[copy.remaining()];
-        copy.get(out);
-        return out;
     }
 }
