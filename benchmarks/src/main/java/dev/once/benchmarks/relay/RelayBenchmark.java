@@ -48,6 +48,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
@@ -91,7 +92,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * ({@code --no-floor} skips both). Both floors can also be listed in {@code --relays} ({@code cdc-floor},
  * {@code engine-floor}), to alternate them with the relay in one run; {@code engine-kafka-floor} is Debezium's engine
  * with a handler that publishes each row's key and payload with the relay's producer settings and waits for the
- * batch's acknowledgements before its offsets move (the relay's floor with Kafka in); {@code engine-floor-nostats} is
+ * batch's acknowledgements before its offsets move (the relay's floor with Kafka in), and
+ * {@code engine-kafka-floor-pipelined} the same with the next batch sent before the last one's acknowledgements are
+ * in (its offsets move once they are: the floor of a relay that pipelines its batches); {@code engine-floor-nostats} is
  * Debezium's engine alone with its statistics of its lag off too ({@code statistics.metrics.enabled}, on by default).
  * Each relay
  * runs once per entry of {@code --signing off,on,on,off} (records unsigned, or signed with an HMAC key as
@@ -363,6 +366,8 @@ public final class RelayBenchmark {
             AtomicLong counted = new AtomicLong();
             JdbcOffsetBackingStore.register(slot, ds);
             boolean kafka = variant.startsWith(ENGINE_KAFKA_FLOOR);
+            boolean pipelined = variant.endsWith(PIPELINED);
+            java.util.Queue<SentBatch> sentBefore = new java.util.ArrayDeque<>(); // the engine's thread only
             String topic = "bench-engine-" + Long.toHexString(System.nanoTime());
             if (kafka) {
                 TestKafka.createTopic(topic, 4);
@@ -373,32 +378,40 @@ public final class RelayBenchmark {
                     .using(engineProperties(settings, options, variant))
                     .notifying((records, committer) -> {
                         List<Long> committedAt = new ArrayList<>(records.size());
-                        List<Future<RecordMetadata>> acks = new ArrayList<>(records.size());
+                        List<Struct> rows = new ArrayList<>(records.size());
                         for (RecordChangeEvent<SourceRecord> event : records) {
                             if (event.record().value() instanceof Struct value && value.schema().field("source") != null
                                     && "outbox_event".equals(value.getStruct("source").getString("table"))) {
                                 committedAt.add(value.getStruct("source").getInt64("ts_ms"));
-                                if (producer != null) { // the row's key and payload as they are, as a sink would send them
-                                    Struct after = value.getStruct("after");
-                                    acks.add(producer.send(new ProducerRecord<>(topic, after.getString("aggregate_id"),
-                                            bytes(after.get("payload")))));
-                                }
+                                rows.add(value.getStruct("after"));
                             }
                         }
-                        for (Future<RecordMetadata> ack : acks) { // every acknowledgement before the offsets move
-                            try {
-                                ack.get();
-                            } catch (java.util.concurrent.ExecutionException e) {
-                                throw new IllegalStateException("Kafka refused a record of the floor", e);
+                        Runnable acknowledged = () -> { // when the batch's last acknowledgement is in
+                            long now = System.currentTimeMillis();
+                            committedAt.forEach(ts -> latencies.add(Duration.ofMillis(now - ts).toNanos()));
+                            counted.addAndGet(committedAt.size());
+                        };
+                        AtomicInteger waiting = new AtomicInteger(rows.size());
+                        List<Future<RecordMetadata>> acks = new ArrayList<>(rows.size());
+                        for (Struct after : rows) { // the row's key and payload as they are, as a sink would send them
+                            acks.add(producer == null ? null : producer.send(new ProducerRecord<>(topic,
+                                    after.getString("aggregate_id"), bytes(after.get("payload"))), (metadata, e) -> {
+                                        if (pipelined && waiting.decrementAndGet() == 0) {
+                                            acknowledged.run();
+                                        }
+                                    }));
+                        }
+                        SentBatch sent = new SentBatch(records, acks);
+                        if (pipelined) { // this batch's offsets move once its acknowledgements are in, after the next is sent
+                            SentBatch before = sentBefore.poll();
+                            sentBefore.add(sent);
+                            if (before != null) {
+                                before.markWhenAcknowledged(committer);
                             }
+                        } else {
+                            sent.markWhenAcknowledged(committer); // every acknowledgement before the offsets move
+                            acknowledged.run();
                         }
-                        long now = System.currentTimeMillis();
-                        committedAt.forEach(ts -> latencies.add(Duration.ofMillis(now - ts).toNanos()));
-                        for (RecordChangeEvent<SourceRecord> event : records) {
-                            committer.markProcessed(event);
-                        }
-                        committer.markBatchFinished();
-                        counted.addAndGet(committedAt.size());
                     })
                     .build();
             try (producer; engine) { // the engine stops first: no batch sends after the producer closed
@@ -410,7 +423,8 @@ public final class RelayBenchmark {
                 System.out.printf(Locale.ROOT, "%n%s: Debezium's engine alone (relay configuration%s, a handler that "
                         + "%s), slot %s%n", variant, variant.endsWith("-nostats") ? " and its statistics off" : "",
                         kafka ? "sends each row's key and payload to Kafka with the relay's producer settings and waits "
-                                + "for the batch's acknowledgements" : "counts", slot);
+                                + (pipelined ? "for the previous batch's acknowledgements after it sent the next"
+                                : "for the batch's acknowledgements") : "counts", slot);
                 jdbc.update(INSERT_BACKLOG, o.aggregates(), o.rows());
                 long committed = System.nanoTime();
                 while (counted.get() < o.rows()) {
@@ -432,6 +446,34 @@ public final class RelayBenchmark {
 
     /** The variant of {@link #engineFloor} whose handler publishes to Kafka: the floor of the relay with Kafka in. */
     static final String ENGINE_KAFKA_FLOOR = "engine-kafka-floor";
+
+    /**
+     * The suffix of {@link #ENGINE_KAFKA_FLOOR}'s variant that sends a batch before the previous one's acknowledgements
+     * are in: the previous batch's offsets move once they are, so a crash still sends again what Kafka did not
+     * acknowledge. Its latency counts from the commit to the batch's last acknowledgement, as the other's does.
+     */
+    static final String PIPELINED = "-pipelined";
+
+    /** A batch the floor sent: its offsets move once every acknowledgement is in. */
+    private record SentBatch(List<RecordChangeEvent<SourceRecord>> records, List<Future<RecordMetadata>> acks) {
+
+        void markWhenAcknowledged(DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
+                throws InterruptedException {
+            for (Future<RecordMetadata> ack : acks) {
+                try {
+                    if (ack != null) {
+                        ack.get();
+                    }
+                } catch (java.util.concurrent.ExecutionException e) {
+                    throw new IllegalStateException("Kafka refused a record of the floor", e);
+                }
+            }
+            for (RecordChangeEvent<SourceRecord> event : records) {
+                committer.markProcessed(event);
+            }
+            committer.markBatchFinished();
+        }
+    }
 
     /** The relay's producer settings ({@link KafkaTransport#defaults}, {@link KafkaTransport#REQUIRED}), on raw bytes. */
     private static KafkaProducer<String, byte[]> floorProducer() {
