@@ -406,11 +406,10 @@ public final class RelayBenchmark {
                             SentBatch before = sentBefore.poll();
                             sentBefore.add(sent);
                             if (before != null) {
-                                before.markWhenAcknowledged(committer);
+                                before.markWhenAcknowledged(committer, () -> { });
                             }
-                        } else {
-                            sent.markWhenAcknowledged(committer); // every acknowledgement before the offsets move
-                            acknowledged.run();
+                        } else { // every acknowledgement before the offsets move
+                            sent.markWhenAcknowledged(committer, acknowledged);
                         }
                     })
                     .build();
@@ -457,8 +456,9 @@ public final class RelayBenchmark {
     /** A batch the floor sent: its offsets move once every acknowledgement is in. */
     private record SentBatch(List<RecordChangeEvent<SourceRecord>> records, List<Future<RecordMetadata>> acks) {
 
-        void markWhenAcknowledged(DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
-                throws InterruptedException {
+        /** {@code acknowledged} runs once they are in, before the offsets move (and are stored, as the relay's). */
+        void markWhenAcknowledged(DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer,
+                                  Runnable acknowledged) throws InterruptedException {
             for (Future<RecordMetadata> ack : acks) {
                 try {
                     if (ack != null) {
@@ -468,6 +468,7 @@ public final class RelayBenchmark {
                     throw new IllegalStateException("Kafka refused a record of the floor", e);
                 }
             }
+            acknowledged.run();
             for (RecordChangeEvent<SourceRecord> event : records) {
                 committer.markProcessed(event);
             }
