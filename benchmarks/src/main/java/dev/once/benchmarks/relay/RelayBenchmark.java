@@ -393,9 +393,9 @@ public final class RelayBenchmark {
                         };
                         AtomicInteger waiting = new AtomicInteger(rows.size());
                         List<Future<RecordMetadata>> acks = new ArrayList<>(rows.size());
-                        for (Struct after : rows) { // the row's key and payload as they are, as a sink would send them
-                            acks.add(producer == null ? null : producer.send(new ProducerRecord<>(topic,
-                                    after.getString("aggregate_id"), bytes(after.get("payload"))), (metadata, e) -> {
+                        for (Struct after : producer == null ? List.<Struct>of() : rows) { // as a sink sends them
+                            acks.add(producer.send(new ProducerRecord<>(topic, after.getString("aggregate_id"),
+                                    bytes(after.get("payload"))), (metadata, e) -> {
                                         if (pipelined && waiting.decrementAndGet() == 0) {
                                             acknowledged.run();
                                         }
@@ -461,9 +461,7 @@ public final class RelayBenchmark {
                                   Runnable acknowledged) throws InterruptedException {
             for (Future<RecordMetadata> ack : acks) {
                 try {
-                    if (ack != null) {
-                        ack.get();
-                    }
+                    ack.get();
                 } catch (java.util.concurrent.ExecutionException e) {
                     throw new IllegalStateException("Kafka refused a record of the floor", e);
                 }

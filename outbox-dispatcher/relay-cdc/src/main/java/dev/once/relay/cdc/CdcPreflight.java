@@ -6,7 +6,6 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.List;
-import java.util.Objects;
 import java.util.Properties;
 import java.util.stream.Collectors;
 import org.postgresql.PGProperty;
@@ -97,15 +96,15 @@ final class CdcPreflight {
         Server server = jdbc.queryForObject(SERVER, (rs, n) -> new Server(rs.getInt(1), rs.getString(2),
                 rs.getString(3), rs.getInt(4)));
         if (server.version() < MIN_VERSION) {
-            return lasting("PostgreSQL at " + at.host() + ":" + at.port() + " is version " + server.version()
-                    + "; the CDC relay needs 14 or later (pgoutput decodes the heartbeat's logical messages from 14 on)",
+            return lasting("PostgreSQL at " + at.host() + ":" + at.port() + " is version " + server.version() + "; "
+                    + "the CDC relay needs 14 or later (pgoutput decodes the heartbeat's logical messages from 14 on)",
                     "Upgrade PostgreSQL, or set once.outbox.relay.mode=polling");
         }
         if (!"logical".equals(server.walLevel())) {
             return lasting("PostgreSQL at " + at.host() + ":" + at.port() + " runs with wal_level = "
                     + server.walLevel() + "; the CDC relay reads the outbox from the write-ahead log by logical "
-                    + "decoding, which needs wal_level = logical", "Set wal_level = logical (ALTER SYSTEM SET wal_level = logical, or in "
-                    + "postgresql.conf) and restart PostgreSQL, or set once.outbox.relay.mode=polling to relay without "
+                    + "decoding, which needs wal_level = logical", "Set wal_level = logical (ALTER SYSTEM SET "
+                    + "wal_level = logical, or in postgresql.conf) and restart PostgreSQL, or set once.outbox.relay.mode=polling to relay without "
                     + "logical decoding");
         }
         Object[] role = jdbc.queryForObject(ROLE, (rs, n) -> new Object[] {rs.getString(1), rs.getBoolean(2)});

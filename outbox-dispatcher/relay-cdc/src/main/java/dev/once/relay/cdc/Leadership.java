@@ -171,9 +171,9 @@ final class Leadership {
         }
         state = new RelayState(outage ? RelayState.Status.BACKING_OFF : RelayState.Status.FAILED,
                 problem + " (next attempt in " + RateLimitedLog.seconds(retryIn) + " s)");
-        problems.report("cannot lead: " + problem, failure, failure instanceof OnceConfigurationException
-                ? RateLimitedLog.Kind.MISCONFIGURATION : outage ? RateLimitedLog.Kind.OUTAGE : RateLimitedLog.Kind.FAILURE,
-                retryIn);
+        RateLimitedLog.Kind kind = failure instanceof OnceConfigurationException ? RateLimitedLog.Kind.MISCONFIGURATION
+                : outage ? RateLimitedLog.Kind.OUTAGE : RateLimitedLog.Kind.FAILURE;
+        problems.report("cannot lead: " + problem, failure, kind, retryIn);
     }
 
     /** Ends the election: the leader stops its engine and gives up its lock. Waits up to 30 s. */
