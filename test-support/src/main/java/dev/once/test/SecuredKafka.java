@@ -2,6 +2,18 @@ package dev.once.test;
 
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * A Kafka broker that needs authentication, for tests of how Once connects: the in-process KRaft broker of this JVM
@@ -89,7 +101,23 @@ public final class SecuredKafka {
 
     /** Creates {@code topic} on this broker, as {@link TestKafka#createTopic} does on its own. */
     public static void createTopic(String topic, int partitions) {
-        TestKafka.createTopic(KraftBroker.get().plaintextBootstrap(), topic, partitions);
+        TestKafka.createTopic(KraftBroker.get().plaintextBootstrap(), topic, partitions, Map.of());
+    }
+
+    /** Allows {@code user} the {@code operations} on {@code topic} alone (and nothing more), and waits until they hold. */
+    public static void grant(String user, String topic, AclOperation... operations) {
+        List<AclBinding> grants = java.util.Arrays.stream(operations).map(operation -> new AclBinding(
+                new ResourcePattern(ResourceType.TOPIC, topic, PatternType.LITERAL),
+                new AccessControlEntry("User:" + user, "*", operation, AclPermissionType.ALLOW))).toList();
+        try (Admin admin = Admin.create(Map.<String, Object>of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                KraftBroker.get().plaintextBootstrap()))) {
+            admin.createAcls(grants).all().get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("Could not grant " + user + " " + List.of(operations) + " on " + topic, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     private static String jaas(String user, String password) {

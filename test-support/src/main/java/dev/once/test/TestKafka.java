@@ -92,16 +92,21 @@ public final class TestKafka {
      * every partition proves each leader is online (asked again while a leader is not yet known).
      */
     public static void createTopic(String topic, int partitions) {
-        createTopic(bootstrapServers(), topic, partitions);
+        createTopic(bootstrapServers(), topic, partitions, Map.of());
     }
 
-    /** As {@link #createTopic(String, int)}, on the broker at {@code bootstrap} (which takes PLAINTEXT). */
-    static void createTopic(String bootstrap, String topic, int partitions) {
+    /** As {@link #createTopic(String, int)}, with topic-level {@code configs} (such as {@code max.message.bytes}). */
+    public static void createTopic(String topic, int partitions, Map<String, String> configs) {
+        createTopic(bootstrapServers(), topic, partitions, configs);
+    }
+
+    /** As {@link #createTopic(String, int, Map)}, on the broker at {@code bootstrap} (which takes PLAINTEXT). */
+    static void createTopic(String bootstrap, String topic, int partitions, Map<String, String> configs) {
         Properties config = new Properties();
         config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(config)) {
             try {
-                admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
+                admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(configs))).all().get(30, TimeUnit.SECONDS);
             } catch (ExecutionException e) {
                 if (!(e.getCause() instanceof TopicExistsException)) {
                     throw new IllegalStateException("Could not create topic " + topic, e);

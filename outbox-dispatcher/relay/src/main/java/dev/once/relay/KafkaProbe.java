@@ -6,15 +6,22 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.DescribeConfigsOptions;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -105,6 +112,41 @@ final class KafkaProbe {
                     + "but did not acknowledge within " + seconds() + " (" + timedOut.getMessage() + "): is a "
                     + "partition without a leader, or the broker overloaded?", timedOut);
         }, timedOut);
+    }
+
+    /**
+     * The largest record batch each of {@code topics} takes: its {@code max.message.bytes}, or the broker's
+     * {@code message.max.bytes} where the topic sets none; empty for a topic whose configuration the relay's principal
+     * may not read. A topic that does not exist is left out.
+     *
+     * @throws TransportUnavailableException when Kafka does not answer, or refuses the relay's credentials
+     */
+    Map<String, OptionalInt> maxMessageBytes(Collection<String> topics) {
+        Map<String, OptionalInt> limits = new HashMap<>();
+        TransportUnavailableException failure = ask(client -> {
+            Map<ConfigResource, KafkaFuture<Config>> configs = client.describeConfigs(topics.stream()
+                    .map(topic -> new ConfigResource(ConfigResource.Type.TOPIC, topic)).toList(),
+                    new DescribeConfigsOptions().timeoutMs(millis())).values();
+            for (Map.Entry<ConfigResource, KafkaFuture<Config>> topic : configs.entrySet()) {
+                try {
+                    ConfigEntry limit = topic.getValue().get(timeout.toMillis() + 1_000, TimeUnit.MILLISECONDS)
+                            .get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG);
+                    limits.put(topic.getKey().name(), limit == null || limit.value() == null ? OptionalInt.empty()
+                            : OptionalInt.of(Integer.parseInt(limit.value())));
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof AuthorizationException) {
+                        limits.put(topic.getKey().name(), OptionalInt.empty());
+                    } else if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
+                        throw e;
+                    }
+                }
+            }
+            return null;
+        }, null);
+        if (failure != null) {
+            throw failure;
+        }
+        return limits;
     }
 
     /** One question to Kafka, on a client of its own: what it found wrong, or {@code null}. */

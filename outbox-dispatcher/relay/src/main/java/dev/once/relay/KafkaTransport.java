@@ -30,8 +30,11 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.record.CompressionType;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Publishes to Kafka with an idempotent producer ({@code enable.idempotence=true}, {@code acks=all}), in the
@@ -53,11 +56,14 @@ public final class KafkaTransport implements EventTransport {
     public static final Map<String, Object> REQUIRED = Map.of(ProducerConfig.ACKS_CONFIG, "all",
             ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
 
+    private static final Logger log = LoggerFactory.getLogger(KafkaTransport.class);
+
     private final Properties config;
     private final TopicRouter router;
     private final Duration ackTimeout;
     private final RecordSigning signing;
     private final KafkaProbe probe;
+    private final TopicLimits limits;
     private final ObservationRegistry observations;
     private KafkaProducer<String, byte[]> producer;
     private boolean broken;
@@ -97,6 +103,8 @@ public final class KafkaTransport implements EventTransport {
         this.ackTimeout = ackTimeout;
         this.signing = signing;
         this.probe = new KafkaProbe(config, ackTimeout);
+        this.limits = new TopicLimits(probe, CompressionType.forName(String.valueOf(
+                config.getOrDefault(ProducerConfig.COMPRESSION_TYPE_CONFIG, "none"))), this::fitBatches);
         this.observations = observations;
     }
 
@@ -130,6 +138,21 @@ public final class KafkaTransport implements EventTransport {
         return producer;
     }
 
+    /**
+     * Makes the producer's batches no larger than {@code limit}, the largest batch {@code topic} takes: Kafka's
+     * producer splits a batch the broker refuses into batches of {@code batch.size} again, so it would never deliver
+     * a full batch to a topic whose limit is smaller.
+     */
+    private synchronized void fitBatches(String topic, int limit) {
+        int batchSize = Integer.parseInt(String.valueOf(config.get(ProducerConfig.BATCH_SIZE_CONFIG)));
+        if (limit < batchSize) {
+            log.warn("Topic {} takes record batches of at most {} bytes (max.message.bytes): the relay's producer "
+                    + "now makes batches of at most that, not {} (batch.size)", topic, limit, batchSize);
+            config.put(ProducerConfig.BATCH_SIZE_CONFIG, limit);
+            broken = true; // replaced before its next send
+        }
+    }
+
     private synchronized void replace(KafkaProducer<String, byte[]> failed) {
         if (failed == producer) {
             broken = true;
@@ -155,6 +178,8 @@ public final class KafkaTransport implements EventTransport {
 
     @Override
     public Delivery send(List<OutboxMessage> messages) {
+        List<String> topicOf = messages.stream().map(router::topicFor).toList();
+        limits.learn(topicOf); // before the producer is taken: a topic's limit may change its batch size
         KafkaProducer<String, byte[]> producer = producer();
         Map<UUID, Future<RecordMetadata>> inFlight = new LinkedHashMap<>();
         Map<UUID, String> refused = new LinkedHashMap<>();
@@ -162,21 +187,26 @@ public final class KafkaTransport implements EventTransport {
         Set<String> topics = new LinkedHashSet<>();
         Publishing publishing = new Publishing(observations);
         try {
-            for (OutboxMessage message : messages) {
+            for (int i = 0; i < messages.size(); i++) {
+                OutboxMessage message = messages.get(i);
                 if (blocked.contains(message.aggregate())) {
                     continue; // an earlier event of this aggregate was refused: keep its order, send nothing after it
                 }
-                ProducerRecord<String, byte[]> record = OutboxCodec.write(message, router.topicFor(message), signing);
+                ProducerRecord<String, byte[]> record = OutboxCodec.write(message, topicOf.get(i), signing);
                 topics.add(record.topic());
                 publishing.start(message, record.topic());
-                Future<RecordMetadata> future = sendOne(producer, record);
-                String refusal = refusedAtOnce(producer, future, record.topic());
+                String refusal = limits.refusal(record);
+                if (refusal == null) {
+                    Future<RecordMetadata> future = sendOne(producer, record);
+                    refusal = refusedAtOnce(producer, future, record.topic());
+                    if (refusal == null) {
+                        inFlight.put(message.id(), future);
+                    }
+                }
                 if (refusal != null) {
                     refused.put(message.id(), refusal);
                     publishing.stop(message.id(), "refused");
                     blocked.add(message.aggregate());
-                } else {
-                    inFlight.put(message.id(), future);
                 }
             }
             producer.flush();
@@ -190,6 +220,9 @@ public final class KafkaTransport implements EventTransport {
                 } catch (ExecutionException e) {
                     if (!recordSpecific(e.getCause())) {
                         throw unavailable(producer, e.getCause(), topics);
+                    }
+                    if (e.getCause() instanceof org.apache.kafka.common.errors.RecordTooLargeException) {
+                        limits.forget(topics); // the broker refused it: a topic's limit was lowered
                     }
                     refused.put(entry.getKey(), e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage());
                     publishing.stop(entry.getKey(), "refused");

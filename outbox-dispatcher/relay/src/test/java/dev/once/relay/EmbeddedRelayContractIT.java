@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.once.outbox.OutboxOperations;
+import dev.once.test.TestKafka;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.TopicConfig;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -52,6 +54,47 @@ public abstract class EmbeddedRelayContractIT extends RelayContractIT {
         assertThat(redriven.records()).filteredOn(r -> r.key().equals("b-1"))
                 .extracting(r -> JSON.readTree(r.value()).get("n").asInt()).containsExactly(1, 2);
         assertThat(redriven.unverified()).as("redriven records whose signature does not verify").isZero();
+    }
+
+    @Test
+    void a_row_the_broker_refuses_is_parked_and_its_aggregate_waits_behind_it_though_the_producer_would_send_it() {
+        TestKafka.createTopic(prefix + ".small", 1, Map.of(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, "150000"));
+        jdbc.update("""
+                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload)
+                VALUES (gen_random_uuid(), 'acme', 'alice', 'small', 's-1', 'Blob', 1, convert_to(jsonb_build_object('n', 1, 'blob', repeat('x', 200000))::text, 'UTF8')),
+                       (gen_random_uuid(), 'acme', 'alice', 'small', 's-1', 'Blob', 1, convert_to(jsonb_build_object('n', 2, 'blob', 'small')::text, 'UTF8')),
+                       (gen_random_uuid(), 'acme', 'alice', 'small', 's-2', 'Blob', 1, convert_to(jsonb_build_object('n', 3, 'blob', 'small')::text, 'UTF8'))
+                """);
+        started("a"); // the producer's max.request.size (1 MiB) lets the record go: only the topic refuses it
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM outbox_event WHERE parked_at IS NOT NULL AND park_reason LIKE '%RecordTooLarge%max.message.bytes of topic%'",
+                Long.class) == 1);
+        Received small = consumeUntil(prefix + ".small", 1);
+
+        assertThat(small.records()).as("the other aggregate flows; the refused one's later event is not sent ahead of it")
+                .singleElement().satisfies(r -> assertThat(r.key()).isEqualTo("s-2"));
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE aggregate_id = 's-1' AND published_at IS NULL",
+                Long.class)).isEqualTo(2);
+    }
+
+    @Test
+    void a_topic_that_takes_smaller_batches_than_the_producer_makes_gets_every_event_in_order() {
+        TestKafka.createTopic(prefix + ".narrow", 1, Map.of(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, "20000"));
+        jdbc.update("""
+                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload)
+                SELECT gen_random_uuid(), 'acme', 'alice', 'narrow', 'n-' || (n % 20), 'Noted', 1,
+                       convert_to(jsonb_build_object('n', n, 'note', repeat('x', 300))::text, 'UTF8')
+                FROM generate_series(1, 2000) AS n ORDER BY n
+                """);
+        started("a"); // its producer makes batches of up to 128 KiB (batch.size): the topic refuses those
+
+        Received narrow = consumeUntil(prefix + ".narrow", 2000);
+
+        assertThat(narrow.distinctEvents()).isEqualTo(2000);
+        assertThat(narrow.outOfOrder()).isZero();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE parked_at IS NOT NULL", Long.class))
+                .isZero();
     }
 
     @Test
