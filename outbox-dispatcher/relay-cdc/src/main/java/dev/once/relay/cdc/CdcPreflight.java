@@ -62,11 +62,9 @@ final class CdcPreflight {
     static final String PROTOCOL_VIOLATION = "08P01";
 
     /** A misconfiguration found; {@code lasting} when only an operator can end it, so that it may fail the start. */
-    record Finding(OnceConfigurationException error, boolean lasting) {
-    }
+    record Finding(OnceConfigurationException error, boolean lasting) {}
 
-    record Server(int version, String walLevel, String database, int maxSlots) {
-    }
+    record Server(int version, String walLevel, String database, int maxSlots) {}
 
     private final JdbcTemplate jdbc;
     private final CdcSettings settings;
@@ -103,9 +101,9 @@ final class CdcPreflight {
         if (!"logical".equals(server.walLevel())) {
             return lasting("PostgreSQL at " + at.host() + ":" + at.port() + " runs with wal_level = "
                     + server.walLevel() + "; the CDC relay reads the outbox from the write-ahead log by logical "
-                    + "decoding, which needs wal_level = logical", "Set wal_level = logical (ALTER SYSTEM SET "
-                    + "wal_level = logical, or in postgresql.conf) and restart PostgreSQL, or set once.outbox.relay.mode=polling to relay without "
-                    + "logical decoding");
+                    + "decoding, which needs wal_level = logical", "Set wal_level = logical (ALTER SYSTEM SET wal_level "
+                    + "= logical, or in postgresql.conf) and restart PostgreSQL, or set once.outbox.relay.mode=polling "
+                    + "to relay without logical decoding");
         }
         Object[] role = jdbc.queryForObject(ROLE, (rs, n) -> new Object[] {rs.getString(1), rs.getBoolean(2)});
         String user = (String) role[0];
@@ -138,12 +136,12 @@ final class CdcPreflight {
             if (!PROTOCOL_VIOLATION.equals(e.getSQLState())) {
                 return null;
             }
-            PostgresCoordinates at = PostgresCoordinates.fromJdbcUrl(settings.jdbcUrl());
-            return lasting("The CDC relay's connection to " + at + " refuses replication connections (SQLState "
-                    + PROTOCOL_VIOLATION + ": " + e.getMessage() + "): it goes through a connection pooler, such as "
-                    + "PgBouncer, while Debezium's replication connection and the leader's session lock need "
-                    + "PostgreSQL itself", "Set once.outbox.relay.cdc.connection.url (with username and password) to a "
-                    + "direct jdbc:postgresql:// URL of the server, keeping the application's DataSource on the pooler");
+            return lasting("The CDC relay's connection to " + PostgresCoordinates.fromJdbcUrl(settings.jdbcUrl())
+                    + " refuses replication connections (SQLState " + PROTOCOL_VIOLATION + ": " + e.getMessage()
+                    + "): it goes through a connection pooler, such as PgBouncer, while Debezium's replication "
+                    + "connection and the leader's session lock need PostgreSQL itself", "Set once.outbox.relay.cdc."
+                    + "connection.url (with username and password) to a direct jdbc:postgresql:// URL of the server, "
+                    + "keeping the application's DataSource on the pooler");
         }
     }
 

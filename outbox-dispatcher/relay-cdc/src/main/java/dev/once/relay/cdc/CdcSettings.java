@@ -43,6 +43,7 @@ public record CdcSettings(String jdbcUrl, String user, String password, String s
             throw new IllegalArgumentException("retryFirst must be positive and retryMax >= retryFirst, were "
                     + retryFirst + " and " + retryMax);
         }
+        PostgresCoordinates.fromJdbcUrl(jdbcUrl); // a PostgreSQL URL of one host, or the fix, before anything starts
         requireName("slotName", slotName, "[a-z0-9_]{1,63}");
         requireName("publicationName", publicationName, "[a-z0-9_]{1,63}");
         requireName("schema", schema, "[A-Za-z0-9_]{1,63}");
@@ -77,8 +78,7 @@ public record CdcSettings(String jdbcUrl, String user, String password, String s
     public static String slotNameFor(String database, String schema) {
         String raw = "once_" + database + ("public".equals(schema) ? "" : "_" + schema);
         String name = raw.toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9_]", "_");
-        return name.length() <= 63 ? name
-                : name.substring(0, 54) + "_" + String.format("%08x", raw.hashCode());
+        return name.length() <= 63 ? name : name.substring(0, 54) + "_" + String.format("%08x", raw.hashCode());
     }
 
     public CdcSettings withSlot(String slot, String publication) {

@@ -103,6 +103,17 @@ class CdcPoolerIT {
     }
 
     @Test
+    void a_direct_connection_that_lists_several_hosts_stops_the_start_asking_for_the_primary_alone() {
+        String hosts = db.server().jdbcUrl().replaceFirst("//([^/]+)/", "//$1,standby.invalid:5432/");
+        service("hosts").withPropertyValues("once.outbox.relay.cdc.connection.url=" + hosts).run(context -> {
+            OnceConfigurationException error = CdcMisconfigurationIT.configurationError(context.getStartupFailure());
+            assertThat(error).as("fails the start: " + context.getStartupFailure()).isNotNull();
+            assertThat(error.getMessage()).contains("names several hosts",
+                    "Set once.outbox.relay.cdc.connection.url (with username and password) to the primary alone");
+        });
+    }
+
+    @Test
     void with_its_direct_connection_it_publishes_and_rows_leave_the_outbox_through_the_pooler() {
         String prefix = "pool" + UUID.randomUUID().toString().substring(0, 6);
         TestKafka.createTopic(prefix + ".order", 2);

@@ -3,6 +3,7 @@ package dev.once.relay.cdc.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.once.OnceConfigurationException;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -44,6 +45,18 @@ class PostgresCoordinatesTest {
     @Test
     void a_url_of_another_database_is_refused_without_its_parameters() {
         assertThatThrownBy(() -> PostgresCoordinates.fromJdbcUrl("jdbc:mysql://db/orders?password=s3cret"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("Not a PostgreSQL JDBC URL: jdbc:mysql://db/orders");
+                .isInstanceOf(OnceConfigurationException.class).hasMessageStartingWith(
+                        "The CDC relay's connection URL jdbc:mysql://db/orders is not a PostgreSQL JDBC URL. Set "
+                        + "once.outbox.relay.cdc.connection.url").hasMessageNotContaining("s3cret");
+    }
+
+    @Test
+    void a_url_with_several_hosts_is_refused_with_the_setting_that_names_the_primary() {
+        assertThatThrownBy(() -> PostgresCoordinates.fromJdbcUrl(
+                "jdbc:postgresql://pg-1:5432,pg-2:5433/orders?targetServerType=primary&password=s3cret"))
+                .isInstanceOf(OnceConfigurationException.class)
+                .hasMessageStartingWith("The CDC relay's connection URL jdbc:postgresql://pg-1:5432,pg-2:5433/orders "
+                        + "names several hosts")
+                .hasMessageContaining("Set once.outbox.relay.cdc.connection.url").hasMessageNotContaining("s3cret");
     }
 }
