@@ -24,6 +24,7 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
@@ -117,7 +118,7 @@ final class KafkaProbe {
     /**
      * The largest record batch each of {@code topics} takes: its {@code max.message.bytes}, or the broker's
      * {@code message.max.bytes} where the topic sets none; empty for a topic whose configuration the relay's principal
-     * may not read. A topic that does not exist is left out.
+     * may not read. A topic that does not exist, or whose name Kafka refuses, is left out.
      *
      * @throws TransportUnavailableException when Kafka does not answer, or refuses the relay's credentials
      */
@@ -136,7 +137,8 @@ final class KafkaProbe {
                 } catch (ExecutionException e) {
                     if (e.getCause() instanceof AuthorizationException) {
                         limits.put(topic.getKey().name(), OptionalInt.empty());
-                    } else if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
+                    } else if (!(e.getCause() instanceof UnknownTopicOrPartitionException
+                            || e.getCause() instanceof InvalidTopicException)) { // the producer says why, record by record
                         throw e;
                     }
                 }

@@ -79,6 +79,21 @@ public abstract class EmbeddedRelayContractIT extends RelayContractIT {
     }
 
     @Test
+    void an_event_routed_to_a_topic_name_kafka_refuses_is_parked_and_the_others_flow() {
+        jdbc.update("""
+                INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload)
+                VALUES (gen_random_uuid(), 'acme', 'alice', 'no such/name', 'x-1', 'Odd', 1, convert_to('{"n": 1}', 'UTF8'))
+                """);
+        commitEvents(1, 100);
+        started("a");
+
+        assertThat(consumeUntil(prefix + ".order", 100).distinctEvents()).isEqualTo(100);
+        await().atMost(Duration.ofSeconds(60)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM outbox_event WHERE parked_at IS NOT NULL AND park_reason LIKE '%InvalidTopic%'",
+                Long.class) == 1);
+    }
+
+    @Test
     void a_topic_that_takes_smaller_batches_than_the_producer_makes_gets_every_event_in_order() {
         TestKafka.createTopic(prefix + ".narrow", 1, Map.of(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, "20000"));
         jdbc.update("""
