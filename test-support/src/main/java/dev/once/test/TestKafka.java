@@ -18,6 +18,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -27,6 +29,7 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.header.Header;
@@ -98,6 +101,30 @@ public final class TestKafka {
     /** As {@link #createTopic(String, int)}, with topic-level {@code configs} (such as {@code max.message.bytes}). */
     public static void createTopic(String topic, int partitions, Map<String, String> configs) {
         createTopic(bootstrapServers(), topic, partitions, configs);
+    }
+
+    /** Sets topic-level {@code configs} of {@code topic}, and waits until the broker describes them so. */
+    public static void configureTopic(String topic, Map<String, String> configs) {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        try (Admin admin = Admin.create(Map.<String, Object>of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrapServers()))) {
+            admin.incrementalAlterConfigs(Map.of(resource, configs.entrySet().stream().map(c -> new AlterConfigOp(
+                    new ConfigEntry(c.getKey(), c.getValue()), AlterConfigOp.OpType.SET)).toList()))
+                    .all().get(30, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+                    .alias("the broker describes " + topic + " with " + configs)
+                    .until(() -> {
+                        var described = admin.describeConfigs(List.of(resource)).all().get(10, TimeUnit.SECONDS)
+                                .get(resource);
+                        return configs.entrySet().stream()
+                                .allMatch(c -> c.getValue().equals(described.get(c.getKey()).value()));
+                    });
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("Could not configure topic " + topic, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     /** As {@link #createTopic(String, int, Map)}, on the broker at {@code bootstrap} (which takes PLAINTEXT). */

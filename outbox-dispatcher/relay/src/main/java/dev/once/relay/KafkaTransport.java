@@ -40,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * Publishes to Kafka with an idempotent producer ({@code enable.idempotence=true}, {@code acks=all}), in the
  * {@link WireFormat}: the record key is the aggregate id, so an aggregate's events share a partition and keep their
  * order; the value is the payload; the headers carry the event's envelope and every header of the row (such as
- * {@code traceparent}).
+ * {@code traceparent}). A record larger than its topic takes is refused before it is sent, as one larger than
+ * {@code max.request.size} is by the producer ({@link TopicLimits}), so that the aggregate's later events wait behind it.
  */
 public final class KafkaTransport implements EventTransport {
 

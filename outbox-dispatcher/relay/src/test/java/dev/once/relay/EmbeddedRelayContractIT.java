@@ -76,6 +76,18 @@ public abstract class EmbeddedRelayContractIT extends RelayContractIT {
                 .singleElement().satisfies(r -> assertThat(r.key()).isEqualTo("s-2"));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM outbox_event WHERE aggregate_id = 's-1' AND published_at IS NULL",
                 Long.class)).isEqualTo(2);
+
+        // the operator raises the topic's limit and redrives: the same relay reads the limit again and sends both
+        TestKafka.configureTopic(prefix + ".small", Map.of(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, "1048588"));
+        UUID parked = jdbc.queryForObject("SELECT id FROM outbox_event WHERE park_reason LIKE '%RecordTooLarge%'",
+                UUID.class);
+        assertThat(OutboxOperations.create(db.dataSource()).redrive(parked, new dev.once.audit.Operator("ops",
+                dev.once.audit.Operator.API, "topic limit raised"))).as("the parked event and the one behind it")
+                .isEqualTo(2);
+
+        Received redriven = consumeUntil(prefix + ".small", 3);
+        assertThat(redriven.records()).filteredOn(r -> r.key().equals("s-1"))
+                .extracting(r -> JSON.readTree(r.value()).get("n").asInt()).containsExactly(1, 2);
     }
 
     @Test
