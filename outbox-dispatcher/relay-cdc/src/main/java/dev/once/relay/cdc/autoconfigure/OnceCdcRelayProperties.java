@@ -105,7 +105,7 @@ public class OnceCdcRelayProperties {
     /**
      * {@code once.outbox.relay.cdc.connection.*}: a direct connection to PostgreSQL, past any pooler.
      *
-     * @param url a {@code jdbc:postgresql://} URL of PostgreSQL itself; empty: the application DataSource's
+     * @param url a {@code jdbc:postgresql://} URL of PostgreSQL itself, one host (the primary); empty: the application DataSource's
      * @param username the role to connect as (it needs REPLICATION); empty: the application DataSource's
      * @param password its password; with an empty username, the application DataSource's
      */
