@@ -186,6 +186,7 @@ public final class KafkaTransport implements EventTransport {
         Map<UUID, String> refused = new LinkedHashMap<>();
         Set<String> blocked = new HashSet<>();
         Set<String> topics = new LinkedHashSet<>();
+        Set<String> limitsReadAgain = new HashSet<>();
         Publishing publishing = new Publishing(observations);
         try {
             for (int i = 0; i < messages.size(); i++) {
@@ -196,7 +197,7 @@ public final class KafkaTransport implements EventTransport {
                 ProducerRecord<String, byte[]> record = OutboxCodec.write(message, topicOf.get(i), signing);
                 topics.add(record.topic());
                 publishing.start(message, record.topic());
-                String refusal = limits.refusal(record);
+                String refusal = limits.refusal(record, limitsReadAgain);
                 if (refusal == null) {
                     Future<RecordMetadata> future = sendOne(producer, record);
                     refusal = refusedAtOnce(producer, future, record.topic());

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.ObjIntConsumer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -75,9 +76,12 @@ final class TopicLimits {
 
     /**
      * Why {@code record}'s topic refuses it as too large, as Kafka would say, or {@code null}. A record over the
-     * known limit has the limit read again first, in case it was raised.
+     * known limit has the limit read again first, in case it was raised, unless its topic is in {@code readAgain}:
+     * one send reads a topic again at most once, however many of its records are too large.
+     *
+     * @param readAgain the topics this send has read again; the one read now is added
      */
-    String refusal(ProducerRecord<String, byte[]> record) {
+    String refusal(ProducerRecord<String, byte[]> record, Set<String> readAgain) {
         Integer limit = limits.get(record.topic());
         if (limit == null || limit == UNREADABLE) {
             return null;
@@ -88,9 +92,11 @@ final class TopicLimits {
         if (size <= limit) {
             return null;
         }
-        forget(List.of(record.topic()));
-        learn(List.of(record.topic()));
-        limit = limits.get(record.topic());
+        if (readAgain.add(record.topic())) {
+            forget(List.of(record.topic()));
+            learn(List.of(record.topic()));
+            limit = limits.get(record.topic());
+        }
         return limit == null || limit == UNREADABLE || size <= limit ? null
                 : "RecordTooLargeException: the record is " + size + " bytes when serialized, which is larger than "
                 + limit + ", the max.message.bytes of topic " + record.topic();
