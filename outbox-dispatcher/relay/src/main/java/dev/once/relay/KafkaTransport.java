@@ -30,7 +30,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.record.CompressionType;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
@@ -104,8 +103,7 @@ public final class KafkaTransport implements EventTransport {
         this.ackTimeout = ackTimeout;
         this.signing = signing;
         this.probe = new KafkaProbe(config, ackTimeout);
-        this.limits = new TopicLimits(probe, CompressionType.forName(String.valueOf(
-                config.getOrDefault(ProducerConfig.COMPRESSION_TYPE_CONFIG, "none"))), this::fitBatches);
+        this.limits = new TopicLimits(probe, this::fitBatches);
         this.observations = observations;
     }
 

@@ -1,6 +1,6 @@
 package dev.once.relay;
 
-import java.nio.charset.StandardCharsets;
+import dev.once.wire.OutboxCodec;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -8,9 +8,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.ObjIntConsumer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.record.AbstractRecords;
-import org.apache.kafka.common.record.CompressionType;
-import org.apache.kafka.common.record.RecordBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,16 +35,14 @@ final class TopicLimits {
     private static final int UNREADABLE = Integer.MAX_VALUE;
 
     private final KafkaProbe probe;
-    private final CompressionType compression;
     private final ObjIntConsumer<String> batchSize;
     private final Map<String, Integer> limits = new ConcurrentHashMap<>();
 
     /**
      * @param batchSize told each topic learned and its limit, to keep the producer's batches within it
      */
-    TopicLimits(KafkaProbe probe, CompressionType compression, ObjIntConsumer<String> batchSize) {
+    TopicLimits(KafkaProbe probe, ObjIntConsumer<String> batchSize) {
         this.probe = probe;
-        this.compression = compression;
         this.batchSize = batchSize;
     }
 
@@ -86,9 +81,7 @@ final class TopicLimits {
         if (limit == null || limit == UNREADABLE) {
             return null;
         }
-        int size = AbstractRecords.estimateSizeInBytesUpperBound(RecordBatch.CURRENT_MAGIC_VALUE, compression,
-                record.key() == null ? null : record.key().getBytes(StandardCharsets.UTF_8), record.value(),
-                record.headers().toArray());
+        int size = OutboxCodec.batchSizeUpperBound(record);
         if (size <= limit) {
             return null;
         }

@@ -18,6 +18,11 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  */
 public final class OutboxCodec {
 
+    /** Kafka's record batch header (magic 2). */
+    private static final int RECORD_BATCH_OVERHEAD = 61;
+    /** A record's attributes and its largest length, timestamp and offset deltas, as varints. */
+    private static final int MAX_RECORD_OVERHEAD = 21;
+
     private OutboxCodec() {
     }
 
@@ -41,6 +46,53 @@ public final class OutboxCodec {
                 message.payload(), headers);
         signing.sign(record);
         return record;
+    }
+
+    /**
+     * The most bytes {@code record} takes alone in a record batch, uncompressed, as Kafka's producer estimates it to
+     * check a record against {@code max.request.size} (a batch's and a record's largest overheads, the key as UTF-8, the
+     * value and the headers with their varint lengths); the relay checks it against its topic's
+     * {@code max.message.bytes}. Written here, not taken from Kafka, whose classes for it are internal and moved in 4.3.
+     */
+    public static int batchSizeUpperBound(ProducerRecord<String, byte[]> record) {
+        int size = RECORD_BATCH_OVERHEAD + MAX_RECORD_OVERHEAD
+                + sized(record.key() == null ? -1 : utf8Length(record.key()))
+                + sized(record.value() == null ? -1 : record.value().length);
+        Header[] headers = record.headers().toArray();
+        size += varintSize(headers.length);
+        for (Header header : headers) {
+            size += sized(utf8Length(header.key())) + sized(header.value() == null ? -1 : header.value().length);
+        }
+        return size;
+    }
+
+    /** A field of {@code length} bytes with its varint length before it; -1 is null. */
+    private static int sized(int length) {
+        return length < 0 ? varintSize(-1) : varintSize(length) + length;
+    }
+
+    /** The bytes of {@code value} as a zig-zag varint. */
+    private static int varintSize(int value) {
+        int zigZag = (value << 1) ^ (value >> 31);
+        return Math.max(1, (38 - Integer.numberOfLeadingZeros(zigZag)) / 7);
+    }
+
+    private static int utf8Length(CharSequence text) {
+        int length = 0;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < 0x80) {
+                length++;
+            } else if (c < 0x800) {
+                length += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                length += 4;
+                i++;
+            } else {
+                length += 3;
+            }
+        }
+        return length;
     }
 
     /**
