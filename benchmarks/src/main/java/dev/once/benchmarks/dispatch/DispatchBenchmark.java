@@ -54,7 +54,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * handler (one row, one transaction) on a plain spring-kafka listener without claims, the at-least-once baseline, and
  * against a plain batch listener with one transaction and one multi-row insert per poll, as a careful team batches
  * by hand, and the same batch listener inserting event by event, the floor of a handler called once per event.
- * Both consume the same backlog, each with a group of its own, in the same run; the backlog is signed as a relay signs
+ * Both consume the same backlog, each with a group of its own, in the same run, each rate from the variant's first
+ * effect to its last (the consumer's start left out); the backlog is signed as a relay signs
  * it, and the dispatcher runs twice, without verifying ({@code once.outbox.signing.mode=off}) and verifying every
  * record ({@code require}), twice each in the order off, require, require, off; then tracing off and on (Micrometer
  * Tracing over OpenTelemetry, every trace sampled, spans discarded; each record carries a {@code traceparent}), ABBA,
@@ -85,7 +86,10 @@ public final class DispatchBenchmark {
         try (HikariDataSource ds = TestDatabase.newDataSource(schema, 8, null)) {
             OnceMigrations.migrate(ds);
             JdbcTemplate jdbc = new JdbcTemplate(ds);
-            jdbc.execute("CREATE TABLE effect (variant text NOT NULL, event_id uuid NOT NULL)");
+            // each effect's time of insert: a variant's rate is from its first effect to its last, without the consumer's
+            // start (joining its group, finding its offsets), which is the same for every variant and would be noise
+            jdbc.execute("CREATE TABLE effect (variant text NOT NULL, event_id uuid NOT NULL, "
+                    + "at timestamptz NOT NULL DEFAULT clock_timestamp())");
             produce(bootstrap, topic, events, heapOnly ? PARKED_KEYS : 0);
             System.out.printf(Locale.ROOT, "dispatch benchmark: %d events, 4 partitions, on %s and Kafka %s%n", events, server, bootstrap);
 
@@ -415,8 +419,10 @@ public final class DispatchBenchmark {
     }
 
     /**
-     * Starts a consumer and returns events/s until all {@code events} effects of {@code variant} exist. Every 10 s it
-     * prints the heap in use after a full GC, so that a long backlog shows whether memory stays flat.
+     * Starts a consumer, waits until all {@code events} effects of {@code variant} exist, and returns events/s from the
+     * first effect to the last (by the database's clock, as each was inserted), so that the consumer's start, the same
+     * for every variant, does not weigh on the rate; it prints the start and the rate with it. Every 10 s it prints
+     * the heap in use after a full GC, so that a long backlog shows whether memory stays flat.
      */
     private static double timed(JdbcTemplate jdbc, String variant, int events, ConsumerStart start) throws Exception {
         long begin = System.nanoTime();
@@ -434,7 +440,12 @@ public final class DispatchBenchmark {
                 }
                 LockSupport.parkNanos(200_000_000L);
             }
-            return events / ((System.nanoTime() - begin) / 1e9);
+            double wall = (System.nanoTime() - begin) / 1e9;
+            double span = jdbc.queryForObject("SELECT extract(epoch FROM max(at) - min(at)) FROM effect WHERE variant = ?",
+                    Double.class, variant);
+            System.out.printf(Locale.ROOT, "  %s: %.1f s, of which %.1f s from the first effect to the last (%.0f "
+                    + "events/s with the start)%n", variant, wall, span, events / wall);
+            return (events - 1) / span;
         } finally {
             stop.run();
             // every variant starts on empty tables, as new events meet the right end of the claims' key: the
