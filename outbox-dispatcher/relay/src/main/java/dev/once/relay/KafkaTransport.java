@@ -65,7 +65,7 @@ public final class KafkaTransport implements EventTransport {
     private final KafkaProbe probe;
     private final TopicLimits limits;
     private final ObservationRegistry observations;
-    private KafkaProducer<String, byte[]> producer;
+    private SharedProducer producer;
     private boolean broken;
 
     /**
@@ -98,7 +98,7 @@ public final class KafkaTransport implements EventTransport {
         }
         this.config = new Properties();
         this.config.putAll(config);
-        this.producer = new KafkaProducer<>(this.config, new StringSerializer(), new ByteArraySerializer());
+        this.producer = new SharedProducer(this.config);
         this.router = router;
         this.ackTimeout = ackTimeout;
         this.signing = signing;
@@ -123,18 +123,52 @@ public final class KafkaTransport implements EventTransport {
     }
 
     /**
-     * The producer to send with. A producer that met an authentication failure or any other fatal error refuses every
-     * later send, so it is replaced: once the settings or the broker's ACLs are put right, the relay recovers without
-     * a restart.
+     * The producer to send with, taken for one {@link #send} ({@link SharedProducer#release} when it ends). A producer
+     * that met an authentication failure or any other fatal error refuses every later send, so it is replaced: once
+     * the settings or the broker's ACLs are put right, the relay recovers without a restart. So is one whose batch
+     * size a topic's limit changed. Other threads' sends may still be using the replaced one: it is closed when the
+     * last of them ends, never under one of them.
      */
-    private synchronized KafkaProducer<String, byte[]> producer() {
+    private synchronized SharedProducer producer() {
         if (broken) {
-            KafkaProducer<String, byte[]> old = producer;
-            producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());
+            SharedProducer old = producer;
+            producer = new SharedProducer(config);
             broken = false;
-            old.close(Duration.ZERO);
+            old.replaced();
         }
-        return producer;
+        return producer.take();
+    }
+
+    /** A producer and how many sends are using it: replaced, it is closed when the last of them ends. */
+    private static final class SharedProducer {
+
+        final KafkaProducer<String, byte[]> producer;
+        private int sends;
+        private boolean replaced;
+
+        SharedProducer(Properties config) {
+            this.producer = new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());
+        }
+
+        synchronized SharedProducer take() {
+            sends++;
+            return this;
+        }
+
+        /** A send using it ended: every record it handed over was acknowledged, refused or given up. */
+        synchronized void release() {
+            if (--sends == 0 && replaced) {
+                producer.close(Duration.ZERO);
+            }
+        }
+
+        /** At once: closing a producer that met an authorization failure gracefully makes Kafka's client log an error. */
+        synchronized void replaced() {
+            replaced = true;
+            if (sends == 0) {
+                producer.close(Duration.ZERO);
+            }
+        }
     }
 
     /**
@@ -153,7 +187,7 @@ public final class KafkaTransport implements EventTransport {
     }
 
     private synchronized void replace(KafkaProducer<String, byte[]> failed) {
-        if (failed == producer) {
+        if (failed == producer.producer) {
             broken = true;
         }
     }
@@ -179,7 +213,8 @@ public final class KafkaTransport implements EventTransport {
     public Delivery send(List<OutboxMessage> messages) {
         List<String> topicOf = messages.stream().map(router::topicFor).toList();
         limits.learn(topicOf); // before the producer is taken: a topic's limit may change its batch size
-        KafkaProducer<String, byte[]> producer = producer();
+        SharedProducer shared = producer();
+        KafkaProducer<String, byte[]> producer = shared.producer;
         Map<UUID, Future<RecordMetadata>> inFlight = new LinkedHashMap<>();
         Map<UUID, String> refused = new LinkedHashMap<>();
         Set<String> blocked = new HashSet<>();
@@ -236,6 +271,7 @@ public final class KafkaTransport implements EventTransport {
             return new Delivery(acknowledged, refused);
         } finally {
             publishing.stopAll("unavailable"); // the batch was given up: its rows stay pending
+            shared.release();
         }
     }
 
@@ -378,6 +414,6 @@ public final class KafkaTransport implements EventTransport {
      */
     @Override
     public synchronized void close() {
-        producer.close(broken ? Duration.ZERO : Duration.ofSeconds(5));
+        producer.producer.close(broken ? Duration.ZERO : Duration.ofSeconds(5));
     }
 }
