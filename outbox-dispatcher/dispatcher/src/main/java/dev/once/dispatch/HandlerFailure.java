@@ -24,8 +24,9 @@ record HandlerFailure(List<String> handlerKeys, String exceptionClass, String me
     static HandlerFailure of(HandlerFailedException failure) {
         Throwable cause = failure.getCause() == null ? failure : failure.getCause();
         String message = String.valueOf(cause.getMessage());
-        if (message.length() > MESSAGE_LIMIT) {
-            message = message.substring(0, MESSAGE_LIMIT);
+        if (message.length() > MESSAGE_LIMIT) { // never half a character: a lone surrogate is no text to store
+            message = message.substring(0, Character.isHighSurrogate(message.charAt(MESSAGE_LIMIT - 1))
+                    ? MESSAGE_LIMIT - 1 : MESSAGE_LIMIT);
         }
         String className = cause.getClass().getName();
         return new HandlerFailure(failure.handlerKeys(), className, message,

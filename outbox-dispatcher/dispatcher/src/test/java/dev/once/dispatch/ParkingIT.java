@@ -27,7 +27,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -137,6 +139,8 @@ class ParkingIT {
         assertThat(old.parked()).containsEntry("held-keys", 3L).containsEntry("held-events", 3L)
                 .containsEntry("behind-events", 6L);
         assertThat(old.isRunning()).as("holding is no fault: the instance stays in service").isTrue();
+        await().atMost(Duration.ofSeconds(60)).until(() -> uncommitted() == 0); // the parked events live in PostgreSQL
+        assertThat(parked()).as("the group's offsets passed the events still parked").isEqualTo(9);
 
         start(FAST, UnhandledPolicy.ofDefaults(), projection(1), projection(2)); // the new version joins the group
 
@@ -252,6 +256,11 @@ class ParkingIT {
         IntStream.rangeClosed(1, 3).forEach(n -> List.of("b1", "b2").forEach(k -> publish(k, "OrderPlaced", 1, n)));
 
         await().atMost(Duration.ofSeconds(60)).until(() -> failed() == 2 && deadLetters() == 2);
+        assertThat(deadLetterRecords(2)).as("dead-lettered once the retry window passed, each with its reason")
+                .allSatisfy(dead -> {
+                    assertThat(header(dead, WireFormat.DLT_REASON)).contains("no such mailbox: " + dead.key());
+                    assertThat(header(dead, WireFormat.DLT_HANDLER)).isEqualTo("mailer");
+                }).extracting(ConsumerRecord::key).containsExactlyInAnyOrder("b1", "b2");
         ParkedEvents operators = ParkedEvents.create(db.dataSource());
         ParkedEvents.Filter mine = ParkedEvents.Filter.all().group(group);
         assertThat(operators.count(mine.handler("mailer"))).isEqualTo(new ParkedEvents.Counts(2, 2));
@@ -359,6 +368,41 @@ class ParkingIT {
     long failed() {
         return jdbc.queryForObject("SELECT count(*) FROM once_parked_event WHERE group_id = ? AND status = 'failed'",
                 Long.class, group);
+    }
+
+    /** Records of the topic the group has not committed its offsets past. */
+    long uncommitted() {
+        Properties config = new Properties();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, group); // reads the group's offsets; never joins it
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(config, new StringDeserializer(),
+                new ByteArrayDeserializer())) {
+            Set<TopicPartition> partitions = Set.of(new TopicPartition(topic, 0), new TopicPartition(topic, 1));
+            Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(partitions);
+            return consumer.endOffsets(partitions).entrySet().stream().mapToLong(end -> end.getValue()
+                    - (committed.get(end.getKey()) == null ? 0 : committed.get(end.getKey()).offset())).sum();
+        }
+    }
+
+    /** The first {@code n} records of the dead-letter topic. */
+    List<ConsumerRecord<String, byte[]>> deadLetterRecords(int n) {
+        Properties config = new Properties();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers());
+        List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(config, new StringDeserializer(),
+                new ByteArrayDeserializer())) {
+            consumer.assign(List.of(new TopicPartition(topic + WireFormat.DEAD_LETTER_SUFFIX, 0)));
+            consumer.seekToBeginning(consumer.assignment());
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+                return records.size() >= n;
+            });
+        }
+        return records.subList(0, n);
+    }
+
+    static String header(ConsumerRecord<String, byte[]> record, String name) {
+        return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
     }
 
     long deadLetters() {

@@ -130,6 +130,40 @@ class OnceDispatcherAutoConfigurationIT {
     }
 
     @Test
+    void a_version_without_a_handler_is_held_and_a_foreign_type_skipped_each_counted_and_health_stays_up_with_the_hold() {
+        String topic = "held" + UUID.randomUUID().toString().substring(0, 6) + ".order";
+        TestKafka.createTopic(topic, 1);
+        TestKafka.createTopic(topic + WireFormat.DEAD_LETTER_SUFFIX, 1);
+        new JdbcTemplate(db.dataSource()).execute("CREATE TABLE IF NOT EXISTS effect (event_id uuid NOT NULL)");
+        UUID handled = UUID.randomUUID();
+        UUID newer = UUID.randomUUID();
+        publish(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers()), List.of(
+                event(topic, handled, "OrderPlaced"), event(topic, UUID.randomUUID(), "InvoiceSent"),
+                event(topic, newer, "OrderPlaced", 2)));
+
+        runner().withPropertyValues("once.dispatcher.topics=" + topic, "once.dispatcher.group-id=g-" + topic,
+                "spring.kafka.bootstrap-servers=" + TestKafka.bootstrapServers()).run(context -> {
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            await().atMost(Duration.ofSeconds(60)).until(() -> unhandled(meters, "OrderPlaced", "unknown_version", "held") == 1
+                    && unhandled(meters, "InvoiceSent", "foreign_type", "skipped") == 1);
+            assertThat(meters.get("once.dispatcher.parked").tag("reason", "held").counter().count()).isEqualTo(1);
+            assertThat(new JdbcTemplate(db.dataSource()).queryForObject("SELECT count(*) FROM effect WHERE event_id = ?",
+                    Long.class, handled)).isEqualTo(1);
+
+            Health health = context.getBean("onceDispatcherHealthIndicator", HealthIndicator.class).health();
+            assertThat(health.getStatus()).as("a rolling deploy must not fail its own readiness").isEqualTo(Status.UP);
+            assertThat(health.getDetails().get("parked")).isEqualTo(Map.of("enabled", true, "held-events", 1L,
+                    "held-keys", 1L));
+        });
+    }
+
+    private static double unhandled(MeterRegistry meters, String type, String reason, String action) {
+        var counter = meters.find("once.dispatcher.unhandled").tag("type", type).tag("reason", reason)
+                .tag("action", action).counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    @Test
     void an_unsigned_record_is_dead_lettered_before_any_claim_counted_by_reason_and_health_shows_the_mode() {
         String topic = "signed" + UUID.randomUUID().toString().substring(0, 6) + ".order";
         TestKafka.createTopic(topic, 1);
@@ -183,7 +217,13 @@ class OnceDispatcherAutoConfigurationIT {
 
     /** An event signed as the relay signs it, with the key the dispatcher is configured with. */
     private static ProducerRecord<String, byte[]> event(String topic, UUID id, String type) {
+        return event(topic, id, type, 1);
+    }
+
+    private static ProducerRecord<String, byte[]> event(String topic, UUID id, String type, int version) {
         ProducerRecord<String, byte[]> record = unsigned(topic, id, type);
+        record.headers().remove(WireFormat.EVENT_VERSION);
+        record.headers().add(WireFormat.EVENT_VERSION, Integer.toString(version).getBytes(StandardCharsets.UTF_8));
         RELAY.sign(record);
         return record;
     }
