@@ -82,10 +82,7 @@ class OnceDispatcherAutoConfigurationIT {
 
     @Test
     void a_handler_bean_handles_each_event_once_and_is_measured() {
-        String topic = "auto" + UUID.randomUUID().toString().substring(0, 6) + ".order";
-        TestKafka.createTopic(topic, 1);
-        TestKafka.createTopic(topic + WireFormat.DEAD_LETTER_SUFFIX, 1);
-        new JdbcTemplate(db.dataSource()).execute("CREATE TABLE IF NOT EXISTS effect (event_id uuid NOT NULL)");
+        String topic = newTopic("auto");
         UUID id = UUID.randomUUID();
         publishTwice(topic, id);
 
@@ -131,10 +128,7 @@ class OnceDispatcherAutoConfigurationIT {
 
     @Test
     void a_version_without_a_handler_is_held_and_a_foreign_type_skipped_each_counted_and_health_stays_up_with_the_hold() {
-        String topic = "held" + UUID.randomUUID().toString().substring(0, 6) + ".order";
-        TestKafka.createTopic(topic, 1);
-        TestKafka.createTopic(topic + WireFormat.DEAD_LETTER_SUFFIX, 1);
-        new JdbcTemplate(db.dataSource()).execute("CREATE TABLE IF NOT EXISTS effect (event_id uuid NOT NULL)");
+        String topic = newTopic("held");
         UUID handled = UUID.randomUUID();
         UUID newer = UUID.randomUUID();
         publish(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers()), List.of(
@@ -165,10 +159,7 @@ class OnceDispatcherAutoConfigurationIT {
 
     @Test
     void an_unsigned_record_is_dead_lettered_before_any_claim_counted_by_reason_and_health_shows_the_mode() {
-        String topic = "signed" + UUID.randomUUID().toString().substring(0, 6) + ".order";
-        TestKafka.createTopic(topic, 1);
-        TestKafka.createTopic(topic + WireFormat.DEAD_LETTER_SUFFIX, 1);
-        new JdbcTemplate(db.dataSource()).execute("CREATE TABLE IF NOT EXISTS effect (event_id uuid NOT NULL)");
+        String topic = newTopic("signed");
         UUID forged = UUID.randomUUID();
         UUID real = UUID.randomUUID();
         publish(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers()),
@@ -191,6 +182,15 @@ class OnceDispatcherAutoConfigurationIT {
                     + ", verifying keys " + TestSigning.KEY_ID);
             assertThat(health.toString()).doesNotContain(TestSigning.SECRET);
         });
+    }
+
+    /** A topic of its own with its dead-letter topic, on the plain broker; and the effects' table. */
+    private static String newTopic(String prefix) {
+        String topic = prefix + UUID.randomUUID().toString().substring(0, 6) + ".order";
+        TestKafka.createTopic(topic, 1);
+        TestKafka.createTopic(topic + WireFormat.DEAD_LETTER_SUFFIX, 1);
+        new JdbcTemplate(db.dataSource()).execute("CREATE TABLE IF NOT EXISTS effect (event_id uuid NOT NULL)");
+        return topic;
     }
 
     /** The event ids of the first record on {@code topic}, read over {@code client}'s connection. */
