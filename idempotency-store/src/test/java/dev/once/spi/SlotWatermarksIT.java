@@ -3,9 +3,14 @@ package dev.once.spi;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.once.autoconfigure.OnceSlotAutoConfiguration;
+import dev.once.autoconfigure.OnceStoreAutoConfiguration;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.outbox.OutboxOperations;
 import dev.once.test.TestDatabase;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -16,6 +21,7 @@ import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -25,7 +31,12 @@ import org.postgresql.PGConnection;
 import org.postgresql.PGProperty;
 import org.postgresql.replication.LogSequenceNumber;
 import org.postgresql.replication.PGReplicationStream;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 /**
  * The rule by which rows leave the outbox when a relay reads the WAL, against a real PostgreSQL and a replication slot
@@ -200,6 +211,46 @@ class SlotWatermarksIT {
         consumer.confirm(currentLsn());
         watermarks.round();
         assertThat(watermarks.status().problem(Duration.ofMinutes(2))).isNull();
+    }
+
+    @Test
+    void a_slot_that_stopped_confirming_turns_health_down_with_its_lag_in_the_metrics_and_up_again_once_it_moves()
+            throws Exception {
+        consumer = Consumer.create(slot);
+        SlotWatermarks watermarks = watermarks(Duration.ZERO);
+        DataSource shared = new DelegatingDataSource(db.dataSource());
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(OnceStoreAutoConfiguration.class, OnceSlotAutoConfiguration.class))
+                .withBean(DataSource.class, () -> shared).withBean(SlotWatermarks.class, () -> watermarks)
+                .run(context -> {
+                    HealthIndicator health = context.getBean("onceOutboxSlotHealthIndicator", HealthIndicator.class);
+                    MeterRegistry meters = new SimpleMeterRegistry();
+                    context.getBean("onceSlotMetrics", MeterBinder.class).bindTo(meters);
+
+                    watermarks.round();
+                    consumer.confirm(currentLsn());
+                    watermarks.round();
+                    assertThat(health.health().getStatus()).as("streamed and confirming").isEqualTo(Status.UP);
+                    assertThat(health.health().getDetails()).containsEntry("slot", slot).containsEntry("state", "STREAMING")
+                            .containsKeys("lag-bytes", "lag", "wal-status");
+
+                    jdbc.update("UPDATE once_relay_watermark SET taken_at = taken_at - interval '10 minutes'"
+                            + " WHERE slot_name = ?", slot); // as if the slot had confirmed nothing for ten minutes
+                    jdbc.update(APPEND_ONE);
+                    watermarks.round();
+                    assertThat(health.health().getStatus()).isEqualTo(Status.DOWN);
+                    assertThat(String.valueOf(health.health().getDetails().get("reason")))
+                            .contains("has confirmed nothing for", "stuck or paused");
+                    assertThat(meters.get("once.outbox.slot.lag.time").tag("slot", slot).gauge().value())
+                            .isGreaterThan(540.0);
+                    assertThat(meters.get("once.outbox.slot.lag").tag("slot", slot).gauge().value()).isPositive();
+
+                    consumer.confirm(currentLsn());
+                    watermarks.round();
+                    assertThat(health.health().getStatus()).as("it moved again").isEqualTo(Status.UP);
+                    assertThat(meters.get("once.outbox.slot.lag.time").tag("slot", slot).gauge().value())
+                            .isLessThan(540.0);
+                });
     }
 
     @Test
