@@ -297,6 +297,45 @@ class CoreIT {
         }
     }
 
+    /** What the slot has not confirmed is what is pending: its lag in bytes and in time, and why nothing moves. */
+    @Test
+    void outbox_status_shows_the_slots_lag_in_bytes_and_time_and_a_slot_nothing_streams_is_a_finding() {
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.update("DELETE FROM outbox_event");
+        jdbc.queryForList("SELECT pg_create_logical_replication_slot('idle_slot', 'test_decoding')");
+        try {
+            jdbc.update("""
+                    INSERT INTO once_relay_watermark (slot_name, snapshot, lsn, seq_bound, server_started, walsender_pid,
+                                                      taken_at)
+                    VALUES ('idle_slot', pg_current_snapshot(), pg_current_wal_insert_lsn(), 0, pg_postmaster_start_time(),
+                            0, now() - interval '10 minutes')
+                    """);
+            jdbc.update("""
+                    INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type, event_version, payload)
+                    VALUES (gen_random_uuid(), 'acme', 'alice', 'account', 'a-1', 'AccountCreated', 1, '{}')
+                    """);
+
+            CoreRun run = raw(concat(new String[] {"outbox", "status", "--json", "--fail-on-findings"}, connectionArgs()));
+            CoreRun human = raw(concat(new String[] {"outbox", "status"}, connectionArgs()));
+
+            assertThat(run.exit()).isEqualTo(Core.FINDINGS);
+            assertThat(run.json()).containsEntry("relay_mode", "cdc").containsEntry("pending", 1);
+            assertThat(run.json().get("slot")).asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.MAP)
+                    .containsEntry("name", "idle_slot").containsEntry("state", "INACTIVE").containsEntry("active", false)
+                    .containsEntry("wal_status", "reserved")
+                    .hasEntrySatisfying("lag_bytes", bytes -> assertThat(((Number) bytes).longValue()).isPositive())
+                    .hasEntrySatisfying("lag_seconds", seconds -> assertThat(((Number) seconds).longValue())
+                            .as("since the oldest watermark it has not confirmed").isGreaterThanOrEqualTo(540))
+                    .hasEntrySatisfying("problem", problem ->
+                            assertThat(problem.toString()).contains("no relay streams replication slot idle_slot"));
+            assertThat(human.out()).containsPattern("idle_slot INACTIVE, lag [0-9]+ bytes, ").contains("slot_problem");
+        } finally {
+            jdbc.update("DELETE FROM once_relay_watermark");
+            jdbc.update("DELETE FROM outbox_event");
+            jdbc.queryForList("SELECT pg_drop_replication_slot('idle_slot')");
+        }
+    }
+
     @Test
     void redrive_requeues_a_parked_event_with_the_events_behind_it_in_order() {
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
