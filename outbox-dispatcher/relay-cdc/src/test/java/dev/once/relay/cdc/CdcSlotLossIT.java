@@ -5,6 +5,10 @@ import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.once.autoconfigure.OnceExternalRelayAutoConfiguration;
+import dev.once.autoconfigure.OnceRetentionAutoConfiguration;
+import dev.once.autoconfigure.OnceSlotAutoConfiguration;
+import dev.once.autoconfigure.OnceStoreAutoConfiguration;
 import dev.once.idempotency.OnceMigrations;
 import dev.once.relay.EventTransport;
 import dev.once.relay.KafkaTransport;
@@ -12,12 +16,13 @@ import dev.once.relay.RelayListener;
 import dev.once.relay.RelayOptions;
 import dev.once.relay.TopicRouter;
 import dev.once.relay.TransportUnavailableException;
+import dev.once.retention.RetentionSweeper;
 import dev.once.spi.SlotWatermarks;
 import dev.once.test.TestKafka;
 import dev.once.test.TestPostgres;
 import dev.once.test.TestSigning;
-import dev.once.wire.RecordSigning;
 import dev.once.wire.OutboxMessage;
+import dev.once.wire.RecordSigning;
 import dev.once.wire.SigningKeys;
 import dev.once.wire.WireFormat;
 import java.time.Duration;
@@ -29,11 +34,17 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 /**
  * A slot that PostgreSQL invalidates, as {@code max_slot_wal_keep_size} does to a slot that falls behind while its
@@ -182,6 +193,68 @@ class CdcSlotLossIT {
             }
         } finally {
             kafkaSlow.countDown();
+        }
+    }
+
+    /**
+     * With Kafka Connect relaying the outbox, the service never touches the connector's slot: once PostgreSQL
+     * invalidated it, no row leaves the outbox, however old, until the connector streams a slot again, and health and
+     * the slot's state say why. Deleting by age, or because a slot of that name exists, fails here.
+     */
+    @Test
+    void with_an_external_relay_a_slot_postgresql_invalidated_deletes_nothing_and_health_says_why() {
+        jdbc.execute("CREATE SCHEMA external");
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(server.jdbcUrl("postgres"));
+        config.setUsername("postgres");
+        config.setSchema("external");
+        config.setMaximumPoolSize(4);
+        String slot = "connector_lost";
+        try (HikariDataSource external = new HikariDataSource(config)) {
+            OnceMigrations.migrate(external);
+            JdbcTemplate here = new JdbcTemplate(external);
+            here.queryForList("SELECT pg_create_logical_replication_slot(?, 'test_decoding')", slot);
+            here.update("""
+                    INSERT INTO outbox_event (id, tenant_id, actor_id, aggregate_type, aggregate_id, event_type,
+                                              event_version, payload, created_at)
+                    SELECT gen_random_uuid(), 'acme', 'alice', 'order', 'o-' || n, 'OrderPlaced', 1,
+                           convert_to('{}', 'UTF8'), now() - interval '2 hours'
+                    FROM generate_series(1, 5) AS n
+                    """);
+            here.execute("CREATE TABLE filler (pad text)");
+            await("slot " + slot + " invalidated").atMost(Duration.ofSeconds(120)).until(() -> {
+                here.update("INSERT INTO filler SELECT repeat('x', 1000) FROM generate_series(1, 20000)");
+                here.queryForList("SELECT pg_switch_wal()");
+                here.execute("CHECKPOINT");
+                return "lost".equals(here.queryForObject("SELECT wal_status FROM pg_replication_slots"
+                        + " WHERE slot_name = ?", String.class, slot));
+            });
+
+            new ApplicationContextRunner()
+                    .withConfiguration(AutoConfigurations.of(OnceStoreAutoConfiguration.class,
+                            OnceRetentionAutoConfiguration.class, OnceExternalRelayAutoConfiguration.class,
+                            OnceSlotAutoConfiguration.class))
+                    .withBean(DataSource.class, () -> new DelegatingDataSource(external))
+                    .withPropertyValues("once.outbox.relay.mode=external", "once.outbox.relay.external.slot-name=" + slot,
+                            "once.outbox.relay.retention=0s", "once.idempotency.migrate=false")
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        SlotWatermarks watermarks = context.getBean(SlotWatermarks.class);
+                        for (int i = 0; i < 3; i++) {
+                            assertThat(watermarks.round().swept()).isZero();
+                        }
+                        assertThat(context.getBean(RetentionSweeper.class).sweep()).containsEntry("outbox_event", 0L);
+                        assertThat(here.queryForObject("SELECT count(*) FROM outbox_event", Long.class))
+                                .as("two hours old, retention zero, a slot of that name exists: kept").isEqualTo(5);
+                        var health = context.getBean("onceOutboxSlotHealthIndicator", HealthIndicator.class).health();
+                        assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+                        assertThat(health.getDetails()).containsEntry("state", "LOST").containsEntry("wal-status", "lost");
+                        assertThat(String.valueOf(health.getDetails().get("reason")))
+                                .contains("replication slot " + slot + " was invalidated by PostgreSQL");
+                    });
+        } finally {
+            jdbc.queryForList("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
+                    + " WHERE slot_name = ? AND NOT active", slot);
         }
     }
 
