@@ -73,7 +73,7 @@ class KafkaConnectRelayIT {
                 // the ring the connector signs with, beside the service's own key
                 TestSigning.PROPERTY, "once.outbox.signing.current-key=" + TestSigning.KEY_ID));
         http = new Http(ServiceInstances.baseOf(service));
-        jdbc.execute(ShippedConnector.publication(db.schema(), slot));
+        ShippedConnector.createPublication(jdbc, db.schema(), slot);
         Map<String, String> config = ShippedConnector.config(db.server(), db.schema(), slot, instances.topicPrefix());
         ShippedConnector.createHeartbeatTopic(connect, config);
         connect.configureConnector("once-reference", config);

@@ -129,7 +129,7 @@ public final class ConnectBenchmark {
                              String prefix, String topic, int rows, int rate, int seconds) throws Exception {
         String slot = ("bench_con_" + prefix.replace('-', '_')).toLowerCase();
         JdbcTemplate jdbc = new JdbcTemplate(ds);
-        jdbc.execute(ShippedConnector.publication(schema, slot));
+        ShippedConnector.createPublication(jdbc, schema, slot);
         String name = "bench-" + prefix;
         // once.outbox.relay.mode=external: the service's watermarks delete rows once the connector's slot confirmed
         // them, as the embedded relay's do

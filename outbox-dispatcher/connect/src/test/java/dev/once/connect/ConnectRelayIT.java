@@ -285,7 +285,7 @@ class ConnectRelayIT extends RelayContractIT {
         jdbc.update("DELETE FROM outbox_event"); // another test's rows: the connector's snapshot would relay them
         String slot = slotOf(name);
         slots.add(new String[] {slot, slot});
-        jdbc.execute(ShippedConnector.publication(db.schema(), slot));
+        ShippedConnector.createPublication(jdbc, db.schema(), slot);
         Map<String, String> config = ShippedConnector.config(db.server(), db.schema(), slot, prefix);
         config.putAll(extra);
         ShippedConnector.createHeartbeatTopic(cluster, config);

@@ -56,7 +56,7 @@ class ConnectWorkerIT {
         ConnectorRole role = ConnectorRole.granted(jdbc, db.schema());
         String prefix = "w" + UUID.randomUUID().toString().substring(0, 8);
         String slot = ("worker_" + prefix + "_" + db.schema()).toLowerCase();
-        jdbc.execute(ShippedConnector.publication(db.schema(), slot));
+        ShippedConnector.createPublication(jdbc, db.schema(), slot);
         TestKafka.createTopic(prefix + ".order", 2);
 
         Map<String, String> config = new LinkedHashMap<>(ShippedConnector.config(db.server(), db.schema(), slot, prefix));

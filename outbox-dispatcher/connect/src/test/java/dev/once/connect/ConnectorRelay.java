@@ -48,7 +48,7 @@ final class ConnectorRelay implements OutboxRelay {
         this.watermarks = new SlotWatermarks(dataSource, slot, options);
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
         if (jdbc.queryForObject("SELECT count(*) FROM pg_publication WHERE pubname = ?", Long.class, slot) == 0) {
-            jdbc.execute(ShippedConnector.publication(schema, slot));
+            ShippedConnector.createPublication(jdbc, schema, slot);
         }
     }
 

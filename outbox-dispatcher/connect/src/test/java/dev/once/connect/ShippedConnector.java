@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.connect.util.clusters.EmbeddedConnectCluster;
+import org.springframework.jdbc.core.JdbcTemplate;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -29,11 +30,21 @@ public final class ShippedConnector {
 
     /**
      * The SQL an operator runs once as the outbox's owner: the publication the connector reads, limited to the outbox
-     * columns a message is made of, and to inserts.
+     * columns a message is made of (PostgreSQL 15 and later; before, publications have no column lists, and the
+     * connector decodes every column, which the transform ignores), and to inserts.
+     *
+     * @param serverVersion PostgreSQL's {@code server_version_num}
      */
-    public static String publication(String schema, String slot) {
-        return "CREATE PUBLICATION " + slot + " FOR TABLE " + schema + ".outbox_event (" + MESSAGE_COLUMNS
-                + ") WITH (publish = 'insert')";
+    public static String publication(String schema, String slot, int serverVersion) {
+        String columns = serverVersion >= 150_000 ? " (" + MESSAGE_COLUMNS + ")" : "";
+        return "CREATE PUBLICATION " + slot + " FOR TABLE " + schema + ".outbox_event" + columns
+                + " WITH (publish = 'insert')";
+    }
+
+    /** Creates the publication as {@link #publication(String, String, int)} says, for the server behind jdbc. */
+    public static void createPublication(JdbcTemplate jdbc, String schema, String slot) {
+        jdbc.execute(publication(schema, slot,
+                jdbc.queryForObject("SELECT current_setting('server_version_num')::int", Integer.class)));
     }
 
     /** The outbox columns a message is made of, as docs/SCALING.md lists them for the publication. */
