@@ -66,13 +66,19 @@ class CdcSlotLossIT {
     static void start() {
         server = TestPostgres.startEmbedded(Map.of("max_slot_wal_keep_size", "32MB", "wal_keep_size", "0",
                 "max_wal_size", "64MB", "min_wal_size", "32MB"));
+        dataSource = pool("public");
+        OnceMigrations.migrate(dataSource);
+        jdbc = new JdbcTemplate(dataSource);
+    }
+
+    /** A pool of four connections to the test's own PostgreSQL, as its superuser, on schema. */
+    private static HikariDataSource pool(String schema) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(server.jdbcUrl("postgres"));
         config.setUsername("postgres");
+        config.setSchema(schema);
         config.setMaximumPoolSize(4);
-        dataSource = new HikariDataSource(config);
-        OnceMigrations.migrate(dataSource);
-        jdbc = new JdbcTemplate(dataSource);
+        return new HikariDataSource(config);
     }
 
     @AfterAll
@@ -127,11 +133,6 @@ class CdcSlotLossIT {
         // PostgreSQL releases a slot it creates until streaming starts: while Debezium snapshots the rows not yet
         // published, the slot is not active, and the snapshot of a large backlog can take far longer than the wait
         jdbc.execute("CREATE SCHEMA snapshot");
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(server.jdbcUrl("postgres"));
-        config.setUsername("postgres");
-        config.setSchema("snapshot");
-        config.setMaximumPoolSize(4);
         String prefix = "snap" + UUID.randomUUID().toString().substring(0, 6);
         TestKafka.createTopic(prefix + ".order", 2);
         Duration slotWait = Duration.ofSeconds(2);
@@ -139,7 +140,7 @@ class CdcSlotLossIT {
         AtomicLong firstSend = new AtomicLong();
         Map<UUID, Integer> sent = new ConcurrentHashMap<>();
         List<Throwable> failures = new CopyOnWriteArrayList<>();
-        try (HikariDataSource snapshot = new HikariDataSource(config);
+        try (HikariDataSource snapshot = pool("snapshot");
              KafkaTransport kafka = new KafkaTransport(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
                      TestKafka.bootstrapServers()), TopicRouter.byAggregateType(prefix), Duration.ofSeconds(10), SIGNING)) {
             OnceMigrations.migrate(snapshot);
@@ -204,13 +205,8 @@ class CdcSlotLossIT {
     @Test
     void with_an_external_relay_a_slot_postgresql_invalidated_deletes_nothing_and_health_says_why() {
         jdbc.execute("CREATE SCHEMA external");
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(server.jdbcUrl("postgres"));
-        config.setUsername("postgres");
-        config.setSchema("external");
-        config.setMaximumPoolSize(4);
         String slot = "connector_lost";
-        try (HikariDataSource external = new HikariDataSource(config)) {
+        try (HikariDataSource external = pool("external")) {
             OnceMigrations.migrate(external);
             JdbcTemplate here = new JdbcTemplate(external);
             here.queryForList("SELECT pg_create_logical_replication_slot(?, 'test_decoding')", slot);
